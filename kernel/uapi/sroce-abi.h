@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: ((GPL-2.0 WITH Linux-syscall-note) OR BSD-2-Clause) */
+/*
+ * sroce kernel <-> provider ABI.
+ *
+ * This is the only definition of the interface between sroce.ko and
+ * libsroce-rdmav34.so: driver-private command and response data appended to
+ * the uverbs commands, the mmap offsets handed out for shared rings, and the
+ * layout of those rings and of the work queue entries written into them.
+ * Both the module and the provider include this file; nothing here may
+ * depend on kernel-internal or libibverbs-internal headers.
+ *
+ * Everything is little endian (x86_64, the host byte order of both sides)
+ * and naturally aligned, so that the layout is the same for the kernel and
+ * for C and C++ userspace compilers.  Sizes are checked at compile time by
+ * both sides (see sroce_abi_checks.h users).
+ */
+#ifndef SROCE_ABI_H
+#define SROCE_ABI_H
+
+#include <linux/types.h>
+
+/*
+ * Bumped on any incompatible change.  The kernel reports it as the uverbs
+ * ABI version of the device; the provider accepts exactly this value.
+ */
+#define SROCE_ABI_VERSION	1
+
+/*
+ * Driver id reported by the kernel device (ib_device_ops.driver_id) and
+ * passed back by the provider on every command.  It is deliberately outside
+ * enum rdma_driver_id so it never collides with an in-tree driver: 'S' 'R'.
+ */
+#define SROCE_DRIVER_ID		0x5352
+
+/* The rdma link type: `rdma link add NAME type sroce netdev DEV`. */
+#define SROCE_LINK_TYPE		"sroce"
+
+/* -------------------------------------------------------------------------
+ * Shared rings
+ *
+ * A ring is one mmap()ed, page-aligned region: a header of
+ * SROCE_RING_HDR_SIZE bytes followed by 2^log2_entries slots of entry_size
+ * bytes each (entry_size is a power of two, at least 64).  Indices are
+ * free-running 32-bit counters; slot = index & (2^log2_entries - 1); the ring
+ * is empty when producer == consumer and full when
+ * producer - consumer == 2^log2_entries.
+ *
+ * Each index has one writer: the producer publishes slots with a release
+ * store of @producer after writing them, the consumer frees slots with a
+ * release store of @consumer after reading them; each side reads the other
+ * side's index with an acquire load.  The kernel never trusts an index it
+ * reads from a ring: it keeps its own copy of the index it owns and checks
+ * that the other one is within one ring size of it.
+ *
+ *   ring         producer         consumer
+ *   send queue   provider         kernel
+ *   recv queue   provider         kernel
+ *   completion   kernel           provider
+ */
+#define SROCE_RING_HDR_SIZE	256
+
+struct sroce_ring_hdr {
+	__u32 producer;
+	__u32 pad0[15];			/* producer and consumer on separate cache lines */
+	__u32 consumer;
+	__u32 pad1[15];
+	/*
+	 * Completion rings only: written by the provider, read by the kernel.
+	 * Reserved for a future kernel-side poller; zero today.
+	 */
+	__u32 flags;
+	__u32 pad2[31];
+};
+
+/* Where and how big a ring is; returned by the create commands. */
+struct sroce_ring_info {
+	__aligned_u64 mmap_offset;	/* offset to pass to mmap() on the cmd fd */
+	__u32 mmap_size;		/* bytes to map: header plus all slots */
+	__u32 log2_entries;
+	__u32 entry_size;
+	__u32 reserved;
+};
+
+/* -------------------------------------------------------------------------
+ * Work queue entries
+ */
+
+/* A scatter/gather element, as posted in work requests. */
+struct sroce_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* sroce_send_wqe.flags: the IB send flags we implement (same bits as IB_SEND_*). */
+enum sroce_send_flags {
+	SROCE_SEND_FENCE	= 1 << 0,
+	SROCE_SEND_SIGNALED	= 1 << 1,
+	SROCE_SEND_SOLICITED	= 1 << 2,
+	SROCE_SEND_INLINE	= 1 << 3,
+};
+
+/*
+ * Send queue slot.  @opcode is an enum ib_uverbs_wr_opcode value (the values
+ * of IBV_WR_* in libibverbs).  Following the fixed part are either @num_sge
+ * sroce_sge elements or, with SROCE_SEND_INLINE, @inline_len bytes of data.
+ */
+struct sroce_send_wqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;
+	__u8 num_sge;
+	__u16 flags;
+	__u32 inline_len;
+	union {
+		__be32 imm_data;	/* *_WITH_IMM */
+		__u32 invalidate_rkey;	/* SEND_WITH_INV, LOCAL_INV */
+	} ex;
+	__u32 reserved;
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 reserved;
+		} atomic;
+		struct {
+			__u32 ah_num;
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 reserved;
+		} ud;
+		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 mw_rkey;		/* the new rkey of the window */
+			__u32 mr_lkey;		/* the MR the window is bound to */
+			__u32 access;		/* IB_ACCESS_* / IBV_ACCESS_* */
+			__u32 reserved;
+		} bind_mw;
+		__u8 pad[40];
+	} wr;
+	/* struct sroce_sge sge[num_sge] or __u8 inline_data[inline_len] */
+};
+
+/* Receive queue (and SRQ) slot; @num_sge sroce_sge elements follow. */
+struct sroce_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+	/* struct sroce_sge sge[num_sge] */
+};
+
+/*
+ * Completion ring slot: exactly struct ib_uverbs_wc from
+ * <rdma/ib_user_verbs.h> (48 bytes, the layout of struct ibv_wc), so that the
+ * provider can hand it to ibv_poll_cq() callers without translation.
+ */
+#define SROCE_CQE_SIZE		64
+
+/* -------------------------------------------------------------------------
+ * Driver data appended to uverbs commands and responses
+ */
+
+struct sroce_alloc_ucontext_resp {
+	__u32 abi_version;		/* SROCE_ABI_VERSION */
+	__u32 max_inline_data;
+	__u32 max_send_sge;
+	__u32 max_recv_sge;
+};
+
+struct sroce_create_cq_resp {
+	struct sroce_ring_info cq;
+};
+
+struct sroce_resize_cq_resp {
+	struct sroce_ring_info cq;
+};
+
+struct sroce_create_qp_resp {
+	struct sroce_ring_info sq;
+	struct sroce_ring_info rq;	/* zeroed when the QP uses an SRQ */
+};
+
+struct sroce_create_srq_resp {
+	struct sroce_ring_info rq;
+	__u32 srq_num;
+	__u32 reserved;
+};
+
+struct sroce_create_ah_resp {
+	__u32 ah_num;
+	__u32 reserved;
+};
+
+#endif /* SROCE_ABI_H */
