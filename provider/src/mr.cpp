@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//
+// Memory regions.  The kernel pins the pages (ib_umem) and hands back the
+// keys; ibv_cmd_reg_mr fills in the verbs_mr, which libibverbs later reads
+// (mr_type, access) in ibv_dereg_mr/ibv_rereg_mr.
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "sroce.h"
+
+namespace sroce {
+
+ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
+	       int access)
+{
+	auto *vmr = static_cast<verbs_mr *>(calloc(1, sizeof(verbs_mr)));
+	sroce_cmd_reg_mr cmd;
+	ib_uverbs_reg_mr_resp resp;
+	int ret;
+
+	if (!vmr)
+		return nullptr;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return nullptr;
+	}
+	return &vmr->ibv_mr;
+}
+
+int dereg_mr(verbs_mr *vmr)
+{
+	int ret = ibv_cmd_dereg_mr(vmr);
+
+	if (ret)
+		return ret;
+	free(vmr);
+	return 0;
+}
+
+} // namespace sroce

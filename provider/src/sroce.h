@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//
+// libsroce: the provider's own objects.  Each wraps the libibverbs object it
+// implements as its first member, so a pointer handed to us by libibverbs is
+// converted back with from_*() below.  All are allocated with calloc (never
+// on the fast path) and hold only trivially constructible members, so they
+// are valid C++ objects from the moment the memory is zeroed.
+#ifndef SROCE_PROVIDER_H
+#define SROCE_PROVIDER_H
+
+#include <pthread.h>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "abi34.h"
+#include "ring.h"
+#include "sroce-abi.h"
+
+namespace sroce {
+
+struct Device {
+	verbs_device vdev; // first: libibverbs owns the verbs_device part
+	uint32_t abi_version;
+};
+
+struct Context {
+	verbs_context vctx; // first: _verbs_init_and_alloc_context offset 0
+	uint32_t max_inline_data;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+};
+
+// One mmap()ed ring and the spinlock serialising this process's users of it.
+struct Queue {
+	pthread_spinlock_t lock;
+	RingView ring;
+	void *map;
+	size_t map_size;
+};
+
+struct Cq {
+	verbs_cq vcq; // first
+	Queue q;
+	// Extended polling: the CQE start_poll/next_poll made current, or null.
+	const ib_uverbs_wc *cur;
+	bool single_threaded;
+};
+
+struct Srq {
+	verbs_srq vsrq; // first
+	Queue rq;
+	uint32_t max_sge;
+};
+
+struct Ah {
+	ibv_ah ibah; // first
+	uint32_t ah_num;
+};
+
+// What a send WQE may carry on this QP.
+struct SendLimits {
+	ibv_qp_type qp_type;
+	uint32_t max_sge;
+	uint32_t max_inline;
+	bool sig_all;
+};
+
+struct Qp {
+	verbs_qp vqp; // first
+	Queue sq;
+	Queue rq; // unmapped when the QP uses an SRQ
+	SendLimits send;
+	uint32_t max_recv_sge;
+	Srq *srq;
+	// ibv_wr_* batch state, valid between wr_start and wr_complete/abort
+	// (under sq.lock).
+	uint32_t wr_first;   // producer index at wr_start
+	uint32_t wr_count;   // WQEs started since
+	int wr_err;          // first error of the batch, 0 if none
+	sroce_send_wqe *wr_cur;
+};
+
+template <typename Outer, typename Inner>
+inline Outer *from_member(Inner *p)
+{
+	static_assert(std::is_standard_layout_v<Outer>);
+	return reinterpret_cast<Outer *>(p); // the member is at offset 0
+}
+
+inline Context *from_ctx(ibv_context *c)
+{
+	return from_member<Context>(
+		reinterpret_cast<verbs_context *>(
+			reinterpret_cast<uint8_t *>(c) -
+			offsetof(verbs_context, context)));
+}
+inline Cq *from_cq(ibv_cq *cq) { return from_member<Cq>(cq); }
+inline Cq *from_cq_ex(ibv_cq_ex *cq) { return from_member<Cq>(cq); }
+inline Qp *from_qp(ibv_qp *qp) { return from_member<Qp>(qp); }
+inline Qp *from_qp_ex(ibv_qp_ex *qp) { return from_member<Qp>(qp); }
+inline Srq *from_srq(ibv_srq *srq) { return from_member<Srq>(srq); }
+inline Ah *from_ah(ibv_ah *ah) { return from_member<Ah>(ah); }
+
+// A core uverbs response with sroce's driver data appended, as libibverbs
+// expects it: contiguous, the driver part starting exactly at the core
+// struct's size.  (In C++ a struct ending in a flexible array cannot be a
+// member followed by more fields, hence the byte buffer.)
+template <typename Core, typename Drv>
+struct alignas(8) DrvResp {
+	unsigned char bytes[sizeof(Core) + sizeof(Drv)];
+
+	Core *core() { return reinterpret_cast<Core *>(bytes); }
+	Drv drv() const
+	{
+		Drv d;
+		__builtin_memcpy(&d, bytes + sizeof(Core), sizeof(d));
+		return d;
+	}
+};
+
+// ---- entry points, grouped by the file that implements them ----
+
+// device.cpp
+const verbs_device_ops *device_ops();
+
+// context.cpp
+verbs_context *context_alloc(ibv_device *ibdev, int cmd_fd,
+			     void *private_data);
+const verbs_context_ops *context_ops();
+
+// queue.cpp
+int queue_map(Queue *q, ibv_context *ctx, const sroce_ring_info &info,
+	      uint32_t min_entry);
+void queue_unmap(Queue *q);
+
+// pd.cpp / mr.cpp
+ibv_pd *alloc_pd(ibv_context *ctx);
+int dealloc_pd(ibv_pd *pd);
+ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
+	       int access);
+int dereg_mr(verbs_mr *vmr);
+
+// cq.cpp
+ibv_cq *create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *channel,
+		  int comp_vector);
+ibv_cq_ex *create_cq_ex(ibv_context *ctx, ibv_cq_init_attr_ex *attr);
+int poll_cq(ibv_cq *cq, int ne, ibv_wc *wc);
+int resize_cq(ibv_cq *cq, int cqe);
+int destroy_cq(ibv_cq *cq);
+
+// qp.cpp
+ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr);
+ibv_qp *create_qp_ex(ibv_context *ctx, ibv_qp_init_attr_ex *attr);
+int modify_qp(ibv_qp *qp, ibv_qp_attr *attr, int mask);
+int query_qp(ibv_qp *qp, ibv_qp_attr *attr, int mask,
+	     ibv_qp_init_attr *init_attr);
+int destroy_qp(ibv_qp *qp);
+
+// post.cpp (data path)
+int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad_wr);
+int post_recv(ibv_qp *qp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
+int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
+int ring_doorbell(Qp *qp);
+
+// wr_ex.cpp
+void install_wr_ops(ibv_qp_ex *qpx);
+
+// srq.cpp
+ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr);
+int modify_srq(ibv_srq *srq, ibv_srq_attr *attr, int mask);
+int query_srq(ibv_srq *srq, ibv_srq_attr *attr);
+int destroy_srq(ibv_srq *srq);
+
+// ah.cpp
+ibv_ah *create_ah(ibv_pd *pd, ibv_ah_attr *attr);
+int destroy_ah(ibv_ah *ah);
+
+} // namespace sroce
+
+#endif // SROCE_PROVIDER_H

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//
+// What libibverbs sees when it looks at the provider: the device ops, the
+// match table (driver id only: the device name is the user's choice), and
+// the context ops table.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "sroce.h"
+
+namespace {
+
+TEST(DeviceOps, IdentityAndAbiRange)
+{
+	const verbs_device_ops *ops = sroce::device_ops();
+
+	ASSERT_NE(ops, nullptr);
+	EXPECT_STREQ(ops->name, "sroce");
+	EXPECT_EQ(ops->match_min_abi_version, 1u);
+	EXPECT_EQ(ops->match_max_abi_version, 1u);
+	EXPECT_EQ(ops->match_min_abi_version, static_cast<uint32_t>(SROCE_ABI_VERSION));
+	EXPECT_EQ(ops->match_device, nullptr);   // the table alone decides
+	EXPECT_EQ(ops->import_context, nullptr);
+	EXPECT_EQ(ops->static_providers, nullptr);
+	EXPECT_NE(ops->alloc_context, nullptr);
+	EXPECT_NE(ops->alloc_device, nullptr);
+	EXPECT_NE(ops->uninit_device, nullptr);
+}
+
+TEST(DeviceOps, MatchTableIsDriverIdOnly)
+{
+	const verbs_match_ent *m = sroce::device_ops()->match_table;
+
+	ASSERT_NE(m, nullptr);
+	EXPECT_EQ(m[0].kind, VERBS_MATCH_DRIVER_ID);
+	EXPECT_EQ(m[0].u.driver_id, 0x5352u);
+	EXPECT_EQ(m[0].u.driver_id, static_cast<uint64_t>(SROCE_DRIVER_ID));
+	EXPECT_EQ(m[0].driver_data, nullptr);
+	// Nothing else: no name or modalias entries a renamed device could miss
+	// or a foreign device could hit.
+	EXPECT_EQ(m[1].kind, VERBS_MATCH_SENTINEL);
+	EXPECT_EQ(m[1].u.driver_id, 0u);
+}
+
+TEST(DeviceOps, AllocDeviceIsZeroedAndBigEnough)
+{
+	verbs_sysfs_dev sysfs;
+	memset(&sysfs, 0, sizeof(sysfs));
+	sysfs.abi_ver = SROCE_ABI_VERSION;
+	strcpy(sysfs.ibdev_name, "anything-the-user-chose");
+	sysfs.driver_id = SROCE_DRIVER_ID;
+
+	const verbs_device_ops *ops = sroce::device_ops();
+	verbs_device *vdev = ops->alloc_device(&sysfs);
+	ASSERT_NE(vdev, nullptr);
+	// libibverbs asserts these are NULL and then fills ops/sysfs itself.
+	EXPECT_EQ(vdev->device._ops._dummy1, nullptr);
+	EXPECT_EQ(vdev->device._ops._dummy2, nullptr);
+	EXPECT_EQ(vdev->ops, nullptr);
+	EXPECT_EQ(vdev->sysfs, nullptr);
+	EXPECT_EQ(sroce::from_member<sroce::Device>(vdev)->abi_version, 1u);
+	EXPECT_GE(sizeof(sroce::Device), sizeof(verbs_device));
+	ops->uninit_device(vdev);
+}
+
+TEST(ContextOps, MandatorySlotsAreSet)
+{
+	const verbs_context_ops *o = sroce::context_ops();
+
+	EXPECT_NE(o->query_device_ex, nullptr); // ibv_query_device routes here
+	EXPECT_NE(o->query_port, nullptr);
+	EXPECT_NE(o->alloc_pd, nullptr);
+	EXPECT_NE(o->dealloc_pd, nullptr);
+	EXPECT_NE(o->reg_mr, nullptr);
+	EXPECT_NE(o->dereg_mr, nullptr);
+	EXPECT_NE(o->free_context, nullptr);
+	// Not implemented: left NULL so libibverbs' dummies return EOPNOTSUPP.
+	EXPECT_EQ(o->alloc_dm, nullptr);
+	EXPECT_EQ(o->create_flow, nullptr);
+	EXPECT_EQ(o->alloc_parent_domain, nullptr);
+}
+
+TEST(ContextOps, FromCtxInvertsTheEmbedding)
+{
+	sroce::Context c;
+	memset(&c, 0, sizeof(c));
+	EXPECT_EQ(sroce::from_ctx(&c.vctx.context), &c);
+}
+
+} // namespace
