@@ -1,0 +1,360 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# selftests/lib.sh: helpers shared by the selftests, scripts/demo and
+# scripts/bench.  Source it from bash; it runs inside a guest (scripts/vm).
+#
+#   KTAP:        ok, not_ok, check, check_fails, check_eq, skip, diag,
+#                skip_all, finish
+#   module:      sroce_load, sroce_unload (see also selftests/guest-setup)
+#   topologies:  topo_pair, topo_interop, topo_loopback, topo_cleanup
+#   sysfs:       ibdev_attr, port_attr, gid_table, mac_to_guid
+#   kernel log:  dmesg_mark, dmesg_new_problems
+#
+# Under TCG every process start costs 50-80 ms: helpers read sysfs with bash
+# builtins ($(<file)) and avoid loops of small programs.
+
+ST_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TOP=$(dirname "$ST_DIR")
+
+# The link type under test.  SROCE_DRIVER=rxe runs the same tests against
+# the kernel's rdma_rxe (used to prove the harness itself).
+SROCE_DRIVER=${SROCE_DRIVER:-sroce}
+
+# ---------------------------------------------------------------- KTAP ----
+
+_ktap_n=0
+_ktap_fail=0
+_ktap_skip=0
+
+# diag TEXT...: each line of TEXT as a "# " diagnostic line
+diag() {
+	local line
+	while IFS= read -r line; do
+		printf '# %s\n' "$line"
+	done <<< "$*"
+}
+
+ok() { _ktap_n=$((_ktap_n + 1)); echo "ok $_ktap_n $*"; }
+
+not_ok() { _ktap_n=$((_ktap_n + 1)); _ktap_fail=$((_ktap_fail + 1)); echo "not ok $_ktap_n $*"; }
+
+# skip NAME REASON
+skip() { _ktap_n=$((_ktap_n + 1)); _ktap_skip=$((_ktap_skip + 1)); echo "ok $_ktap_n $1 # SKIP $2"; }
+
+# check NAME CMD...: passes if CMD exits 0; shows CMD's output otherwise
+check() {
+	local name=$1 out rc=0
+	shift
+	out=$("$@" 2>&1) || rc=$?
+	if [[ $rc == 0 ]]; then
+		ok "$name"
+	else
+		not_ok "$name"
+		diag "command: $* (exit $rc)"
+		[[ -n $out ]] && diag "$out"
+	fi
+	return $rc
+}
+
+# check_fails NAME REGEX CMD...: passes if CMD exits non-zero and its output
+# (stdout+stderr) matches the extended REGEX (case-insensitive)
+check_fails() {
+	local name=$1 re=$2 out rc=0
+	shift 2
+	out=$("$@" 2>&1) || rc=$?
+	if [[ $rc != 0 ]] && shopt -s nocasematch && [[ $out =~ $re ]]; then
+		shopt -u nocasematch
+		ok "$name"
+		diag "$* -> exit $rc: $out"
+		return 0
+	fi
+	shopt -u nocasematch
+	not_ok "$name"
+	diag "command: $* (exit $rc, expected non-zero and output matching /$re/)"
+	[[ -n $out ]] && diag "output: $out"
+	return 1
+}
+
+# check_eq NAME EXPECTED ACTUAL
+check_eq() {
+	if [[ "$2" == "$3" ]]; then
+		ok "$1"
+		return 0
+	fi
+	not_ok "$1"
+	diag "expected: '$2'"
+	diag "actual:   '$3'"
+	return 1
+}
+
+# skip_all REASON: the whole test is skipped
+skip_all() { echo "1..0 # SKIP $*"; exit 4; }
+
+# finish: print the plan and exit 1 on any failure, 4 if all skipped
+finish() {
+	echo "1..$_ktap_n"
+	if [[ $_ktap_fail -gt 0 ]]; then
+		diag "$_ktap_fail of $_ktap_n checks failed"
+		exit 1
+	fi
+	[[ $_ktap_n -gt 0 && $_ktap_skip == "$_ktap_n" ]] && exit 4
+	exit 0
+}
+
+# wait_until SECONDS CMD...: poll CMD every 0.1 s until it succeeds
+wait_until() {
+	local deadline=$((SECONDS + $1))
+	shift
+	while ! "$@" 2>/dev/null; do
+		[[ $SECONDS -ge $deadline ]] && return 1
+		sleep 0.1
+	done
+}
+
+# ----------------------------------------------------------- kernel log ----
+
+# dmesg_mark: remember where the kernel log is now
+dmesg_mark() {
+	_dmesg_marker="selftest-mark-$RANDOM$RANDOM"
+	echo "$_dmesg_marker" > /dev/kmsg
+}
+
+# dmesg_new_problems: print kernel messages since dmesg_mark that indicate a
+# kernel bug; exit 0 if there are some
+DMESG_PROBLEM_RE='WARNING:|BUG:|Oops|general protection|Call Trace|UBSAN|KASAN|kmemleak|refcount_t|leak|hung_task|blocked for more than|unregister_netdevice: waiting|list_(add|del) corruption|double free|use-after-free|stack-protector'
+dmesg_new_problems() {
+	dmesg | awk -v m="$_dmesg_marker" -v re="$DMESG_PROBLEM_RE" \
+		'seen && $0 ~ re { print; found = 1 } index($0, m) { seen = 1 } END { exit !found }'
+}
+
+# check_dmesg_clean NAME: the kernel logged no problems since dmesg_mark
+check_dmesg_clean() {
+	local bad
+	if bad=$(dmesg_new_problems); then
+		not_ok "$1"
+		diag "$bad"
+		return 1
+	fi
+	ok "$1"
+}
+
+# --------------------------------------------------------------- module ----
+
+# sroce_ko: path of the module built for the running kernel
+sroce_ko() {
+	local k=$TOP/build/kmod/$(uname -r) f
+	for f in "$k/sroce.ko" "$k/kernel/sroce.ko"; do
+		[[ -f $f ]] && { echo "$f"; return 0; }
+	done
+	return 1
+}
+
+# provider_lib: RDMAV_DRIVERS value for the provider in the build tree
+provider_lib() {
+	[[ -f $TOP/build/provider/libsroce-rdmav34.so ]] || return 1
+	echo "$TOP/build/provider/libsroce"
+}
+
+# sroce_load: load the module under test (and, for rxe, rdma_rxe)
+sroce_load() {
+	local ko deps
+	modprobe -a veth ib_uverbs 2>/dev/null
+	if [[ $SROCE_DRIVER == rxe ]]; then
+		modprobe rdma_rxe
+		return
+	fi
+	grep -qw '^sroce' /proc/modules && return 0
+	ko=$(sroce_ko) || { echo "no sroce.ko for $(uname -r) under build/kmod" >&2; return 1; }
+	deps=$(modinfo -F depends "$ko") || return 1
+	[[ -n $deps ]] && modprobe -a ${deps//,/ }
+	insmod "$ko"
+}
+
+sroce_unload() {
+	if [[ $SROCE_DRIVER == rxe ]]; then
+		rmmod rdma_rxe 2>/dev/null
+	else
+		rmmod sroce 2>/dev/null
+	fi
+	return 0
+}
+
+# ----------------------------------------------------------------- sysfs ----
+
+IB=/sys/class/infiniband
+
+ibdev_attr() { local v; v=$(< "$IB/$1/$2") || return 1; echo "$v"; }
+port_attr() { local v; v=$(< "$IB/$1/ports/1/$2") || return 1; echo "$v"; }
+ibdev_exists() { [[ -d $IB/$1 ]]; }
+ibdev_gone() { [[ ! -e $IB/$1 ]]; }
+
+# port_state DEV: ACTIVE, DOWN, ... (sysfs says "4: ACTIVE")
+port_state() { local s; s=$(port_attr "$1" state) || return 1; echo "${s#*: }"; }
+# port_mtu DEV: active MTU in bytes.  sysfs has no active_mtu, so this asks
+# ibv_devinfo (needs the provider: RDMAV_DRIVERS for the build tree).
+port_mtu() {
+	local out
+	out=$(ibv_devinfo -d "$1" 2>/dev/null) || return 1
+	[[ $out =~ active_mtu:[[:space:]]+([0-9]+) ]] || return 1
+	echo "${BASH_REMATCH[1]}"
+}
+
+# gid_table DEV: "INDEX GID TYPE NETDEV" for each valid GID (TYPE with "_"
+# for spaces, e.g. RoCE_v2).  One grep reads all entries: no per-file process.
+gid_table() {
+	(cd "$IB/$1/ports/1" && grep -s . gids/* gid_attrs/types/* gid_attrs/ndevs/*) | awk '
+	{
+		i = index($0, ":"); f = substr($0, 1, i - 1); v = substr($0, i + 1)
+		n = f; sub(/.*\//, "", n)
+		if (f ~ /^gids\//) gid[n] = v
+		else if (f ~ /types/) { gsub(/ /, "_", v); type[n] = v }
+		else ndev[n] = v
+	}
+	END {
+		for (n in gid)
+			if (gid[n] != "0000:0000:0000:0000:0000:0000:0000:0000")
+				print n, gid[n], type[n], ndev[n]
+	}' | sort -n
+}
+
+# mac_to_guid MAC: EUI-64 from a MAC as sysfs prints a GUID (xxxx:xxxx:xxxx:xxxx)
+mac_to_guid() {
+	local IFS=: b
+	read -ra b <<< "$1"
+	printf '%02x%s:%sff:fe%s:%s%s\n' $((0x${b[0]} ^ 2)) "${b[1]}" "${b[2]}" "${b[3]}" "${b[4]}" "${b[5]}"
+}
+
+# ipv4_gid A.B.C.D: the IPv4-mapped GID as sysfs prints it
+ipv4_gid() {
+	local IFS=. o
+	read -ra o <<< "$1"
+	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "${o[@]}"
+}
+
+# ipv6_gid ADDR: full sysfs form of an IPv6 address (handles one "::")
+ipv6_gid() {
+	local a=$1 h=() t=() out=() n w
+	if [[ $a == *::* ]]; then
+		IFS=: read -ra h <<< "${a%%::*}"
+		IFS=: read -ra t <<< "${a#*::}"
+		out=("${h[@]}")
+		for ((n = ${#h[@]} + ${#t[@]}; n < 8; n++)); do out+=(0); done
+		out+=("${t[@]}")
+	else
+		IFS=: read -ra out <<< "$a"
+	fi
+	n=()
+	for w in "${out[@]}"; do n+=($((16#${w:-0}))); done
+	printf '%04x:%04x:%04x:%04x:%04x:%04x:%04x:%04x\n' "${n[@]}"
+}
+
+# netdev_of DEV: the netdev an RDMA device is bound to (from `rdma link`)
+netdev_of() {
+	local line
+	line=$(rdma link show "$1/1" 2>/dev/null) || return 1
+	line=${line##*netdev }
+	echo "${line%% *}"
+}
+
+# ------------------------------------------------------------ topologies ----
+#
+# Every topology uses the same names, so tests, scripts/demo and
+# scripts/bench agree:
+#
+# (a) topo_pair: sroce to sroce.  Namespaces NS_A and NS_B joined by a veth
+#     pair VETH_A <-> VETH_B; device DEV_A on VETH_A, DEV_B on VETH_B.
+# (b) topo_interop: rdma_rxe in the initial namespace on VETH_A (device
+#     RXE_DEV), sroce in NS_B on VETH_B (DEV_B).  rdma_rxe binds UDP 4791 only
+#     in the initial namespace, hence this split.
+# (c) topo_loopback: one device DEV_A on VETH_A in NS_A (peer VETH_B also in
+#     NS_A, up, so the carrier is on); QPs connect to the device itself.
+#
+# Addresses: IP4_A/IP4_B (/24) and IP6_A/IP6_B (/64, no DAD) on VETH_A/VETH_B.
+# MTU: $TOPO_MTU (default 1500).  All of it is removed by topo_cleanup.
+
+NS_A=sroce_a
+NS_B=sroce_b
+VETH_A=sveth_a
+VETH_B=sveth_b
+DEV_A=sroce0
+DEV_B=sroce1
+RXE_DEV=rxe0
+IP4_A=192.168.77.1
+IP4_B=192.168.77.2
+IP6_A=fd77::1
+IP6_B=fd77::2
+
+# in_ns NS CMD...: run CMD in namespace NS ("" = initial namespace)
+in_ns() {
+	local ns=$1
+	shift
+	if [[ -n $ns ]]; then ip netns exec "$ns" "$@"; else "$@"; fi
+}
+
+# _topo_end NS IFACE IP4 IP6: configure one veth end
+_topo_end() {
+	local ns=$1 dev=$2 ip4=$3 ip6=$4
+	in_ns "$ns" ip -b - <<EOF || return 1
+link set lo up
+link set $dev mtu ${TOPO_MTU:-1500}
+addr add $ip4/24 dev $dev
+addr add $ip6/64 dev $dev nodad
+link set $dev up
+EOF
+}
+
+# _topo_link NS NAME TYPE NETDEV
+_topo_link() { in_ns "$1" rdma link add "$2" type "$3" netdev "$4"; }
+
+_topo_wait_active() {
+	wait_until 10 [ "$(port_state "$1")" = ACTIVE ] || {
+		echo "$1: port did not become ACTIVE (state $(port_state "$1"))" >&2
+		return 1
+	}
+}
+
+topo_pair() {
+	topo_cleanup
+	ip netns add $NS_A && ip netns add $NS_B &&
+	ip link add $VETH_A netns $NS_A type veth peer name $VETH_B netns $NS_B &&
+	_topo_end $NS_A $VETH_A $IP4_A $IP6_A &&
+	_topo_end $NS_B $VETH_B $IP4_B $IP6_B &&
+	_topo_link $NS_A $DEV_A "$SROCE_DRIVER" $VETH_A &&
+	_topo_link $NS_B $DEV_B "$SROCE_DRIVER" $VETH_B &&
+	_topo_wait_active $DEV_A && _topo_wait_active $DEV_B
+}
+
+topo_interop() {
+	topo_cleanup
+	modprobe rdma_rxe || return 1
+	ip netns add $NS_B &&
+	ip link add $VETH_A type veth peer name $VETH_B netns $NS_B &&
+	_topo_end "" $VETH_A $IP4_A $IP6_A &&
+	_topo_end $NS_B $VETH_B $IP4_B $IP6_B &&
+	_topo_link "" $RXE_DEV rxe $VETH_A &&
+	_topo_link $NS_B $DEV_B "$SROCE_DRIVER" $VETH_B &&
+	_topo_wait_active $RXE_DEV && _topo_wait_active $DEV_B
+}
+
+topo_loopback() {
+	topo_cleanup
+	ip netns add $NS_A &&
+	ip -n $NS_A link add $VETH_A type veth peer name $VETH_B &&
+	_topo_end $NS_A $VETH_A $IP4_A $IP6_A &&
+	ip -n $NS_A link set $VETH_B up &&
+	_topo_link $NS_A $DEV_A "$SROCE_DRIVER" $VETH_A &&
+	_topo_wait_active $DEV_A
+}
+
+# topo_cleanup: remove every device and namespace the topologies create
+topo_cleanup() {
+	local d
+	for d in $DEV_A $DEV_B $RXE_DEV; do
+		[[ -e $IB/$d ]] && rdma link delete "$d" 2>/dev/null
+	done
+	ip link del $VETH_A 2>/dev/null
+	ip netns del $NS_A 2>/dev/null
+	ip netns del $NS_B 2>/dev/null
+	return 0
+}
