@@ -56,12 +56,34 @@ constexpr verbs_context_ops make_ops()
 	verbs_context_ops o{};
 
 	o.alloc_pd = alloc_pd;
+	o.attach_mcast = ibv_cmd_attach_mcast;
+	o.create_ah = create_ah;
+	o.create_cq = create_cq;
+	o.create_cq_ex = create_cq_ex;
+	o.create_qp = create_qp;
+	o.create_qp_ex = create_qp_ex;
+	o.create_srq = create_srq;
 	o.dealloc_pd = dealloc_pd;
 	o.dereg_mr = dereg_mr;
+	o.destroy_ah = destroy_ah;
+	o.destroy_cq = destroy_cq;
+	o.destroy_qp = destroy_qp;
+	o.destroy_srq = destroy_srq;
+	o.detach_mcast = ibv_cmd_detach_mcast;
 	o.free_context = free_context;
+	o.modify_qp = modify_qp;
+	o.modify_srq = modify_srq;
+	o.poll_cq = poll_cq;
+	o.post_recv = post_recv;
+	o.post_send = post_send;
+	o.post_srq_recv = post_srq_recv;
 	o.query_device_ex = query_device_ex;
 	o.query_port = query_port;
+	o.query_qp = query_qp;
+	o.query_srq = query_srq;
 	o.reg_mr = reg_mr;
+	o.req_notify_cq = ibv_cmd_req_notify_cq;
+	o.resize_cq = resize_cq;
 	return o;
 }
 

@@ -148,6 +148,7 @@ ibv_cq_ex *create_cq_ex(ibv_context *ctx, ibv_cq_init_attr_ex *attr);
 int poll_cq(ibv_cq *cq, int ne, ibv_wc *wc);
 int resize_cq(ibv_cq *cq, int cqe);
 int destroy_cq(ibv_cq *cq);
+void install_poll_ops(ibv_cq_ex *cqx, uint64_t wc_flags);
 
 // qp.cpp
 ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr);

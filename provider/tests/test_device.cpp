@@ -75,6 +75,20 @@ TEST(ContextOps, MandatorySlotsAreSet)
 	EXPECT_NE(o->reg_mr, nullptr);
 	EXPECT_NE(o->dereg_mr, nullptr);
 	EXPECT_NE(o->free_context, nullptr);
+	// The data path and the objects it needs.
+	for (const void *op : { (const void *)o->create_cq, (const void *)o->create_cq_ex,
+				(const void *)o->poll_cq, (const void *)o->req_notify_cq,
+				(const void *)o->resize_cq, (const void *)o->destroy_cq,
+				(const void *)o->create_qp, (const void *)o->create_qp_ex,
+				(const void *)o->modify_qp, (const void *)o->query_qp,
+				(const void *)o->destroy_qp, (const void *)o->post_send,
+				(const void *)o->post_recv, (const void *)o->create_srq,
+				(const void *)o->modify_srq, (const void *)o->query_srq,
+				(const void *)o->destroy_srq, (const void *)o->post_srq_recv,
+				(const void *)o->create_ah, (const void *)o->destroy_ah,
+				(const void *)o->attach_mcast, (const void *)o->detach_mcast })
+		EXPECT_NE(op, nullptr);
+	EXPECT_EQ(o->req_notify_cq, &ibv_cmd_req_notify_cq);
 	// Not implemented: left NULL so libibverbs' dummies return EOPNOTSUPP.
 	EXPECT_EQ(o->alloc_dm, nullptr);
 	EXPECT_EQ(o->create_flow, nullptr);

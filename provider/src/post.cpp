@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//
+// The data path: posting receive and send work requests into the mapped
+// rings.  Receives need no system call (the kernel reads the RQ when a
+// packet arrives); sends end with one doorbell write() so the kernel's
+// requester looks at the SQ.  No allocation, one spinlock per queue.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "sroce.h"
+#include "wqe.h"
+
+namespace sroce {
+namespace {
+
+// IBA 10.3.1: sends may be posted from RTS on (in SQD/SQE/ERR they are
+// queued or flushed by the kernel); receives from INIT on.  The state is
+// the one libibverbs records on every successful ibv_modify_qp.
+bool send_state_ok(ibv_qp_state s)
+{
+	return s != IBV_QPS_RESET && s != IBV_QPS_INIT && s != IBV_QPS_RTR;
+}
+
+bool recv_state_ok(ibv_qp_state s)
+{
+	return s != IBV_QPS_RESET;
+}
+
+int post_recv_ring(Queue *q, uint32_t max_sge, ibv_recv_wr *wr,
+		   ibv_recv_wr **bad_wr)
+{
+	RingView &r = q->ring;
+	int err = 0;
+
+	pthread_spin_lock(&q->lock);
+	uint32_t prod = r.producer_owned();
+	uint32_t room = r.free_slots();
+	uint32_t n = 0;
+
+	for (; wr; wr = wr->next, n++) {
+		if (n == room) {
+			err = ENOMEM;
+			break;
+		}
+		err = encode_recv_wqe(*wr, max_sge, r.slot(prod + n));
+		if (err)
+			break;
+	}
+	// Publish what was written, even when a later request failed.
+	if (n)
+		r.publish(prod + n);
+	pthread_spin_unlock(&q->lock);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
+} // namespace
+
+int ring_doorbell(Qp *qp)
+{
+	// An IB_USER_VERBS_CMD_POST_SEND with no work requests: the kernel's
+	// post_send sees an empty list for a user QP and kicks the requester,
+	// which reads the SQ ring.  A raw write() on the command fd is the
+	// cheapest way into the kernel (no ioctl attribute parsing).
+	sroce_cmd_post_send cmd;
+	ib_uverbs_post_send_resp resp;
+	ibv_qp *ibqp = &qp->vqp.qp;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	cmd.hdr.in_words = sizeof(cmd) / 4;
+	cmd.hdr.out_words = sizeof(resp) / 4;
+	cmd.core.response = reinterpret_cast<uintptr_t>(&resp);
+	cmd.core.qp_handle = ibqp->handle;
+	cmd.core.wr_count = 0;
+	cmd.core.sge_count = 0;
+	cmd.core.wqe_size = sizeof(ibv_send_wr);
+
+	ssize_t ret = write(ibqp->context->cmd_fd, &cmd, sizeof(cmd));
+	if (ret == static_cast<ssize_t>(sizeof(cmd)))
+		return 0;
+	return ret < 0 ? errno : EIO;
+}
+
+int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr)
+{
+	Qp *qp = from_qp(ibqp);
+	RingView &r = qp->sq.ring;
+	int err = 0;
+
+	if (!send_state_ok(ibqp->state)) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	pthread_spin_lock(&qp->sq.lock);
+	uint32_t prod = r.producer_owned();
+	uint32_t room = r.free_slots();
+	uint32_t n = 0;
+
+	for (; wr; wr = wr->next, n++) {
+		if (n == room) {
+			err = ENOMEM;
+			break;
+		}
+		err = encode_send_wqe(*wr, qp->send, r.entry_size(),
+				      r.slot(prod + n));
+		if (err)
+			break;
+	}
+	if (n) {
+		r.publish(prod + n);
+		// The requests before a failed one are posted: the kernel
+		// must see them whatever we report for the failed one.
+		int db = ring_doorbell(qp);
+		if (!err && db) {
+			err = db;
+			wr = nullptr;
+		}
+	}
+	pthread_spin_unlock(&qp->sq.lock);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
+int post_recv(ibv_qp *ibqp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr)
+{
+	Qp *qp = from_qp(ibqp);
+
+	// A QP attached to an SRQ has no receive queue of its own.
+	if (qp->srq || !recv_state_ok(ibqp->state)) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+	return post_recv_ring(&qp->rq, qp->max_recv_sge, wr, bad_wr);
+}
+
+int post_srq_recv(ibv_srq *ibsrq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr)
+{
+	Srq *srq = from_srq(ibsrq);
+
+	return post_recv_ring(&srq->rq, srq->max_sge, wr, bad_wr);
+}
+
+} // namespace sroce

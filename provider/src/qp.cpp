@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//
+// Queue pairs: creation maps the send queue and (unless an SRQ is used) the
+// receive queue rings the kernel allocated; state changes and queries are
+// kernel commands.  Posting lives in post.cpp and wr_ex.cpp.
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "sroce.h"
+#include "wqe.h"
+
+namespace sroce {
+namespace {
+
+constexpr uint32_t supported_qp_comp_mask = IBV_QP_INIT_ATTR_PD |
+					    IBV_QP_INIT_ATTR_CREATE_FLAGS |
+					    IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+
+int check_create_attr(const ibv_qp_init_attr_ex *attr)
+{
+	if (attr->comp_mask & ~supported_qp_comp_mask)
+		return EOPNOTSUPP;
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+		return EINVAL;
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	    attr->create_flags)
+		return EOPNOTSUPP;
+	switch (attr->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		break;
+	default:
+		return EOPNOTSUPP;
+	}
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    (attr->send_ops_flags & ~supported_send_ops(attr->qp_type)))
+		return EOPNOTSUPP;
+	return 0;
+}
+
+Qp *qp_alloc()
+{
+	auto *qp = static_cast<Qp *>(calloc(1, sizeof(Qp)));
+
+	if (qp) {
+		pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
+		pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	}
+	return qp;
+}
+
+void qp_free(Qp *qp)
+{
+	pthread_spin_destroy(&qp->sq.lock);
+	pthread_spin_destroy(&qp->rq.lock);
+	free(qp);
+}
+
+// What the rings can actually carry bounds what we advertise: the caps the
+// kernel returned are clamped to the slot geometry and the u8 SGE count,
+// and written back so the caller sees the limits post_send enforces.
+void set_limits(Qp *qp, ibv_qp_init_attr_ex *attr)
+{
+	uint32_t sq_slot = qp->sq.ring.entry_size();
+
+	qp->send.qp_type = attr->qp_type;
+	qp->send.sig_all = attr->sq_sig_all != 0;
+	qp->send.max_sge = std::min({ attr->cap.max_send_sge,
+				      send_slot_max_sge(sq_slot),
+				      static_cast<uint32_t>(UINT8_MAX) });
+	qp->send.max_inline = std::min(attr->cap.max_inline_data,
+				       send_slot_max_inline(sq_slot));
+	attr->cap.max_send_sge = qp->send.max_sge;
+	attr->cap.max_inline_data = qp->send.max_inline;
+	attr->cap.max_send_wr = std::min(attr->cap.max_send_wr,
+					 qp->sq.ring.size());
+	if (qp->rq.ring.attached()) {
+		qp->max_recv_sge = std::min(
+			attr->cap.max_recv_sge,
+			recv_slot_max_sge(qp->rq.ring.entry_size()));
+		attr->cap.max_recv_sge = qp->max_recv_sge;
+		attr->cap.max_recv_wr = std::min(attr->cap.max_recv_wr,
+						 qp->rq.ring.size());
+	}
+}
+
+} // namespace
+
+ibv_qp *create_qp_ex(ibv_context *ctx, ibv_qp_init_attr_ex *attr)
+{
+	sroce_cmd_ex_create_qp cmd;
+	DrvResp<ib_uverbs_ex_create_qp_resp, sroce_create_qp_resp> resp;
+	sroce_create_qp_resp drv;
+	Qp *qp;
+	int ret = check_create_attr(attr);
+
+	if (ret) {
+		errno = ret;
+		return nullptr;
+	}
+	qp = qp_alloc();
+	if (!qp)
+		return nullptr;
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_qp_ex2(ctx, &qp->vqp, attr, &cmd, sizeof(cmd),
+				    resp.core(), sizeof(resp));
+	if (ret)
+		goto err_free;
+
+	drv = resp.drv();
+	ret = queue_map(&qp->sq, ctx, drv.sq, sizeof(sroce_send_wqe));
+	if (ret)
+		goto err_destroy;
+	if (attr->srq) {
+		qp->srq = from_srq(attr->srq);
+	} else {
+		ret = queue_map(&qp->rq, ctx, drv.rq, sizeof(sroce_recv_wqe));
+		if (ret)
+			goto err_unmap;
+	}
+	set_limits(qp, attr);
+
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		install_wr_ops(&qp->vqp.qp_ex);
+		qp->vqp.comp_mask |= VERBS_QP_EX;
+	}
+	return &qp->vqp.qp;
+
+err_unmap:
+	queue_unmap(&qp->sq);
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_free:
+	qp_free(qp);
+	errno = ret;
+	return nullptr;
+}
+
+ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr)
+{
+	ibv_qp_init_attr_ex ex;
+	ibv_qp *qp;
+
+	memset(&ex, 0, sizeof(ex));
+	ex.qp_context = attr->qp_context;
+	ex.send_cq = attr->send_cq;
+	ex.recv_cq = attr->recv_cq;
+	ex.srq = attr->srq;
+	ex.cap = attr->cap;
+	ex.qp_type = attr->qp_type;
+	ex.sq_sig_all = attr->sq_sig_all;
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd;
+
+	qp = create_qp_ex(pd->context, &ex);
+	if (qp)
+		attr->cap = ex.cap;
+	return qp;
+}
+
+int modify_qp(ibv_qp *qp, ibv_qp_attr *attr, int mask)
+{
+	sroce_cmd_modify_qp cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_modify_qp(qp, attr, mask, &cmd, sizeof(cmd));
+}
+
+int query_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int mask,
+	     ibv_qp_init_attr *init_attr)
+{
+	Qp *qp = from_qp(ibqp);
+	sroce_cmd_query_qp cmd;
+	int ret;
+
+	memset(&cmd, 0, sizeof(cmd));
+	ret = ibv_cmd_query_qp(ibqp, attr, mask, init_attr, &cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+	// Report the limits post_send enforces (see set_limits()).
+	attr->cap.max_send_sge = std::min(attr->cap.max_send_sge, qp->send.max_sge);
+	attr->cap.max_inline_data = std::min(attr->cap.max_inline_data,
+					     qp->send.max_inline);
+	init_attr->cap = attr->cap;
+	return 0;
+}
+
+int destroy_qp(ibv_qp *ibqp)
+{
+	Qp *qp = from_qp(ibqp);
+	int ret = ibv_cmd_destroy_qp(ibqp);
+
+	// The kernel no longer reads the rings once the QP is destroyed.
+	if (ret)
+		return ret;
+	queue_unmap(&qp->sq);
+	queue_unmap(&qp->rq);
+	qp_free(qp);
+	return 0;
+}
+
+} // namespace sroce

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+//
+// Mapping the rings the kernel allocates for CQs, QPs and SRQs.  The
+// create command returns a struct sroce_ring_info; the ring is mmap()ed
+// shared on the context's command fd at its offset (an
+// rdma_user_mmap_entry on the kernel side, which insists on the exact size).
+#include <sys/mman.h>
+
+#include <cerrno>
+
+#include "sroce.h"
+
+namespace sroce {
+
+int queue_map(Queue *q, ibv_context *ctx, const sroce_ring_info &info,
+	      uint32_t min_entry)
+{
+	// The geometry decides every slot address we compute: never map or
+	// use a ring whose description does not add up.
+	if (!ring_geometry_ok(info, min_entry))
+		return EPROTO;
+
+	void *p = mmap(nullptr, info.mmap_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, ctx->cmd_fd,
+		       static_cast<off_t>(info.mmap_offset));
+	if (p == MAP_FAILED)
+		return errno;
+
+	q->map = p;
+	q->map_size = info.mmap_size;
+	q->ring.attach(p, info.log2_entries, info.entry_size);
+	return 0;
+}
+
+void queue_unmap(Queue *q)
+{
+	if (q->map)
+		munmap(q->map, q->map_size);
+	q->map = nullptr;
+	q->map_size = 0;
+	q->ring = RingView();
+}
+
+} // namespace sroce
