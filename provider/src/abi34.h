@@ -316,6 +316,7 @@ SROCE_LEGACY_CMD(get_context);
 SROCE_LEGACY_CMD(query_port);
 SROCE_LEGACY_CMD(alloc_pd);
 SROCE_LEGACY_CMD(reg_mr);
+SROCE_LEGACY_CMD(rereg_mr);
 SROCE_LEGACY_CMD(create_cq);
 SROCE_EX_CMD(ex_create_cq, ex_create_cq);
 SROCE_LEGACY_CMD(resize_cq);
@@ -351,6 +352,7 @@ SROCE_LEGACY_CMD(post_send);
 	X(ibv_cmd_dealloc_pd)                                                 \
 	X(ibv_cmd_reg_mr)                                                     \
 	X(ibv_cmd_dereg_mr)                                                   \
+	X(ibv_cmd_rereg_mr)                                                   \
 	X(ibv_cmd_create_cq)                                                  \
 	X(ibv_cmd_create_cq_ex)                                               \
 	X(ibv_cmd_resize_cq)                                                  \
@@ -401,6 +403,11 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   struct sroce_cmd_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
+		     size_t length, uint64_t hca_va, int access,
+		     struct ibv_pd *pd, struct sroce_cmd_rereg_mr *cmd,
+		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
+		     size_t resp_sz);
 int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
 		      struct ibv_comp_channel *channel, int comp_vector,
 		      struct ibv_cq *cq, struct sroce_cmd_create_cq *cmd,
@@ -550,6 +557,7 @@ SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_get_context) == 16);
 SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_query_port) == 24);
 SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_alloc_pd) == 16);
 SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_reg_mr) == 48);
+SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_rereg_mr) == 56);
 SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_create_cq) == 40);
 SROCE_ABI_ASSERT(offsetof(struct sroce_cmd_create_cq, core) == 8);
 SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_ex_create_cq) == 56);

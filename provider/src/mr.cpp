@@ -33,6 +33,20 @@ ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 	return &vmr->ibv_mr;
 }
 
+int rereg_mr(verbs_mr *vmr, int flags, ibv_pd *pd, void *addr, size_t length,
+	     int access)
+{
+	sroce_cmd_rereg_mr cmd;
+	ib_uverbs_rereg_mr_resp resp;
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	// The IO virtual address of a user MR is its user address.
+	return ibv_cmd_rereg_mr(vmr, static_cast<uint32_t>(flags), addr, length,
+				reinterpret_cast<uintptr_t>(addr), access, pd,
+				&cmd, sizeof(cmd), &resp, sizeof(resp));
+}
+
 int dereg_mr(verbs_mr *vmr)
 {
 	int ret = ibv_cmd_dereg_mr(vmr);

@@ -34,6 +34,10 @@ int post_recv_ring(Queue *q, uint32_t max_sge, ibv_recv_wr *wr,
 	RingView &r = q->ring;
 	int err = 0;
 
+	if (!r.attached()) { // created with max_recv_wr = 0
+		*bad_wr = wr;
+		return ENOMEM;
+	}
 	pthread_spin_lock(&q->lock);
 	uint32_t prod = r.producer_owned();
 	uint32_t room = r.free_slots();
@@ -95,6 +99,10 @@ int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr)
 		*bad_wr = wr;
 		return EINVAL;
 	}
+	if (!r.attached()) { // created with max_send_wr = 0
+		*bad_wr = wr;
+		return ENOMEM;
+	}
 
 	pthread_spin_lock(&qp->sq.lock);
 	uint32_t prod = r.producer_owned();
@@ -111,17 +119,22 @@ int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr)
 		if (err)
 			break;
 	}
-	if (n) {
+	if (n)
 		r.publish(prod + n);
-		// The requests before a failed one are posted: the kernel
-		// must see them whatever we report for the failed one.
+	pthread_spin_unlock(&qp->sq.lock);
+
+	// The requests before a failed one are posted: the kernel must see
+	// them whatever we report for the failed one.  The doorbell is rung
+	// outside the lock: it only says "look at the SQ", and the kernel
+	// reads the producer index itself, so a racing poster's WQEs are
+	// covered by one of the two doorbells.
+	if (n) {
 		int db = ring_doorbell(qp);
 		if (!err && db) {
 			err = db;
-			wr = nullptr;
+			wr = nullptr; // every request is queued; none is "bad"
 		}
 	}
-	pthread_spin_unlock(&qp->sq.lock);
 	if (err)
 		*bad_wr = wr;
 	return err;

@@ -64,7 +64,7 @@ void qp_free(Qp *qp)
 // and written back so the caller sees the limits post_send enforces.
 void set_limits(Qp *qp, ibv_qp_init_attr_ex *attr)
 {
-	uint32_t sq_slot = qp->sq.ring.entry_size();
+	uint32_t sq_slot = qp->sq.ring.entry_size(); // 0 without an SQ
 
 	qp->send.qp_type = attr->qp_type;
 	qp->send.sig_all = attr->sq_sig_all != 0;
@@ -77,7 +77,7 @@ void set_limits(Qp *qp, ibv_qp_init_attr_ex *attr)
 	attr->cap.max_inline_data = qp->send.max_inline;
 	attr->cap.max_send_wr = std::min(attr->cap.max_send_wr,
 					 qp->sq.ring.size());
-	if (qp->rq.ring.attached()) {
+	if (!attr->srq) {
 		qp->max_recv_sge = std::min(
 			attr->cap.max_recv_sge,
 			recv_slot_max_sge(qp->rq.ring.entry_size()));
@@ -113,13 +113,14 @@ ibv_qp *create_qp_ex(ibv_context *ctx, ibv_qp_init_attr_ex *attr)
 		goto err_free;
 
 	drv = resp.drv();
-	ret = queue_map(&qp->sq, ctx, drv.sq, sizeof(sroce_send_wqe));
+	ret = queue_map(&qp->sq, ctx, drv.sq, sizeof(sroce_send_wqe), true);
 	if (ret)
 		goto err_destroy;
 	if (attr->srq) {
 		qp->srq = from_srq(attr->srq);
 	} else {
-		ret = queue_map(&qp->rq, ctx, drv.rq, sizeof(sroce_recv_wqe));
+		ret = queue_map(&qp->rq, ctx, drv.rq, sizeof(sroce_recv_wqe),
+				true);
 		if (ret)
 			goto err_unmap;
 	}

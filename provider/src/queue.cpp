@@ -13,8 +13,13 @@
 namespace sroce {
 
 int queue_map(Queue *q, ibv_context *ctx, const sroce_ring_info &info,
-	      uint32_t min_entry)
+	      uint32_t min_entry, bool optional)
 {
+	// A work queue of zero entries (max_recv_wr = 0, say) may come back
+	// as an all-zero ring_info: nothing to map, posting to it fails.
+	if (optional && !info.mmap_size && !info.mmap_offset)
+		return 0;
+
 	// The geometry decides every slot address we compute: never map or
 	// use a ring whose description does not add up.
 	if (!ring_geometry_ok(info, min_entry))

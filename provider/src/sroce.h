@@ -131,7 +131,7 @@ const verbs_context_ops *context_ops();
 
 // queue.cpp
 int queue_map(Queue *q, ibv_context *ctx, const sroce_ring_info &info,
-	      uint32_t min_entry);
+	      uint32_t min_entry, bool optional = false);
 void queue_unmap(Queue *q);
 
 // pd.cpp / mr.cpp
@@ -140,6 +140,8 @@ int dealloc_pd(ibv_pd *pd);
 ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 	       int access);
 int dereg_mr(verbs_mr *vmr);
+int rereg_mr(verbs_mr *vmr, int flags, ibv_pd *pd, void *addr, size_t length,
+	     int access);
 
 // cq.cpp
 ibv_cq *create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *channel,

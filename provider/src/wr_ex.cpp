@@ -233,24 +233,28 @@ void wr_start(ibv_qp_ex *qpx)
 	Qp *qp = from_qp_ex(qpx);
 
 	pthread_spin_lock(&qp->sq.lock);
-	qp->wr_first = qp->sq.ring.producer_owned();
 	qp->wr_count = 0;
-	qp->wr_err = 0;
 	qp->wr_cur = nullptr;
+	if (qp->sq.ring.attached()) {
+		qp->wr_first = qp->sq.ring.producer_owned();
+		qp->wr_err = 0;
+	} else {
+		qp->wr_err = ENOMEM; // a QP created with max_send_wr = 0
+	}
 }
 
 int wr_complete(ibv_qp_ex *qpx)
 {
 	Qp *qp = from_qp_ex(qpx);
 	int err = qp->wr_err;
+	bool ring = !err && qp->wr_count;
 
-	if (!err && qp->wr_count) {
+	if (ring)
 		qp->sq.ring.publish(qp->wr_first + qp->wr_count);
-		err = ring_doorbell(qp);
-	}
 	qp->wr_cur = nullptr;
 	pthread_spin_unlock(&qp->sq.lock);
-	return err;
+	// Outside the lock, as in post_send().
+	return ring ? ring_doorbell(qp) : err;
 }
 
 void wr_abort(ibv_qp_ex *qpx)

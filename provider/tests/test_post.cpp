@@ -486,3 +486,25 @@ TEST(Cq, ExtendedPolling)
 }
 
 } // namespace
+
+namespace {
+
+TEST(PostSend, QueuesOfZeroEntriesRefuseWithEnomem)
+{
+	FakeQp f(IBV_QPT_RC);
+	f.qp->sq.ring = sroce::RingView();
+	f.qp->rq.ring = sroce::RingView();
+	ibv_send_wr w{}, *bad = nullptr;
+	w.opcode = IBV_WR_SEND;
+	EXPECT_EQ(sroce::post_send(f.ib(), &w, &bad), ENOMEM);
+	EXPECT_EQ(bad, &w);
+	ibv_recv_wr r{}, *rbad = nullptr;
+	EXPECT_EQ(sroce::post_recv(f.ib(), &r, &rbad), ENOMEM);
+	EXPECT_EQ(rbad, &r);
+	ibv_wr_start(f.ex());
+	ibv_wr_send(f.ex());
+	EXPECT_EQ(ibv_wr_complete(f.ex()), ENOMEM);
+	EXPECT_EQ(f.doorbells(), 0);
+}
+
+} // namespace
