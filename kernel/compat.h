@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * compat.h - the one place where sroce deals with differences between the
+ * kernels it supports (Debian 12's 6.1 and 6.12).  No other file tests
+ * LINUX_VERSION_CODE.
+ */
+#ifndef SROCE_COMPAT_H
+#define SROCE_COMPAT_H
+
+#include <linux/version.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+
+/*
+ * ib_device_ops.create_cq: 6.1 passes the driver udata, newer kernels
+ * (upstream v6.10+) pass the whole uverbs attribute bundle, which is NULL
+ * for kernel CQs.  sroce_create_cq() is declared with
+ * SROCE_CREATE_CQ_LAST_ARG and gets its udata through sroce_cq_udata().
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define SROCE_CREATE_CQ_LAST_ARG struct uverbs_attr_bundle *attrs
+
+static inline struct ib_udata *sroce_cq_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
+#else
+#define SROCE_CREATE_CQ_LAST_ARG struct ib_udata *attrs
+
+static inline struct ib_udata *sroce_cq_udata(struct ib_udata *udata)
+{
+	return udata;
+}
+#endif
+
+#endif /* SROCE_COMPAT_H */

@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * device.c - the ib_device: creation on `rdma link add`, the ops table,
+ * device and port attributes, and port state tracking.
+ */
+#include <linux/etherdevice.h>
+#include <linux/if_arp.h>
+#include <net/addrconf.h>
+#include <rdma/ib_mad.h>
+
+#include "sroce.h"
+#include "compat.h"
+#include "mr.h"
+#include "net.h"
+
+/* Serialises the "one sroce device per netdev" check with registration. */
+static DEFINE_MUTEX(sroce_add_mutex);
+
+enum ib_mtu sroce_active_mtu(unsigned int netdev_mtu)
+{
+	enum ib_mtu mtu;
+
+	for (mtu = IB_MTU_4096; mtu > IB_MTU_256; mtu--)
+		if (ib_mtu_enum_to_int(mtu) + SROCE_MAX_PKT_OVERHEAD <= netdev_mtu)
+			break;
+	return mtu;
+}
+
+static enum ib_port_state sroce_netdev_port_state(struct net_device *ndev)
+{
+	return netif_running(ndev) && netif_carrier_ok(ndev) ?
+		IB_PORT_ACTIVE : IB_PORT_DOWN;
+}
+
+static int sroce_query_device(struct ib_device *ibdev,
+			      struct ib_device_attr *attr,
+			      struct ib_udata *udata)
+{
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+
+	*attr = to_sdev(ibdev)->attr;
+	return 0;
+}
+
+static int sroce_query_port(struct ib_device *ibdev, u32 port,
+			    struct ib_port_attr *attr)
+{
+	struct net_device *ndev = to_sdev(ibdev)->ndev;
+
+	/* The core zeroed *attr. */
+	attr->state = sroce_netdev_port_state(ndev);
+	if (attr->state == IB_PORT_ACTIVE)
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	else if (netif_running(ndev))
+		attr->phys_state = IB_PORT_PHYS_STATE_POLLING;
+	else
+		attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = sroce_active_mtu(READ_ONCE(ndev->mtu));
+	attr->gid_tbl_len = SROCE_GID_TBL_LEN;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
+	attr->max_msg_sz = SROCE_MAX_MSG_SIZE;
+	attr->pkey_tbl_len = SROCE_MAX_PKEYS;
+	attr->max_vl_num = 1;
+	attr->init_type_reply = 0;
+
+	/*
+	 * Fails once the core detached the netdev (during unregistration);
+	 * the port is down then and any speed will do.
+	 */
+	if (ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->active_speed = IB_SPEED_SDR;
+		attr->active_width = IB_WIDTH_1X;
+	}
+	return 0;
+}
+
+static int sroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			    u16 *pkey)
+{
+	if (index >= SROCE_MAX_PKEYS)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int sroce_get_port_immutable(struct ib_device *ibdev, u32 port,
+				    struct ib_port_immutable *immutable)
+{
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->pkey_tbl_len = SROCE_MAX_PKEYS;
+	immutable->gid_tbl_len = SROCE_GID_TBL_LEN;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer sroce_get_link_layer(struct ib_device *ibdev,
+						 u32 port)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+/*
+ * Last op the core calls on a device, after every object is gone (also on
+ * a failed registration, from ib_dealloc_device()): release what newlink
+ * took.  Fields may be unset when newlink failed half way.
+ */
+static void sroce_dealloc_driver(struct ib_device *ibdev)
+{
+	struct sroce_dev *sdev = to_sdev(ibdev);
+
+	WARN_ON(!xa_empty(&sdev->mr_xa));
+	xa_destroy(&sdev->mr_xa);
+	if (sdev->snet)
+		sroce_net_put(sdev->snet);
+	if (sdev->ndev)
+		netdev_put(sdev->ndev, &sdev->ndev_tracker);
+}
+
+/* sysfs: /sys/class/infiniband/<dev>/parent names the netdev. */
+static ssize_t parent_show(struct device *device,
+			   struct device_attribute *attr, char *buf)
+{
+	struct sroce_dev *sdev =
+		rdma_device_to_drv_device(device, struct sroce_dev, ibdev);
+
+	return sysfs_emit(buf, "%s\n", netdev_name(sdev->ndev));
+}
+static DEVICE_ATTR_RO(parent);
+
+static struct attribute *sroce_dev_attributes[] = {
+	&dev_attr_parent.attr,
+	NULL
+};
+
+static const struct attribute_group sroce_dev_attr_group = {
+	.attrs = sroce_dev_attributes,
+};
+
+static const struct ib_device_ops sroce_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = SROCE_DRIVER_ID,
+	.uverbs_abi_ver = SROCE_ABI_VERSION,
+
+	.alloc_pd = sroce_alloc_pd,
+	.alloc_ucontext = sroce_alloc_ucontext,
+	.dealloc_driver = sroce_dealloc_driver,
+	.dealloc_pd = sroce_dealloc_pd,
+	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.dereg_mr = sroce_dereg_mr,
+	.device_group = &sroce_dev_attr_group,
+	.disassociate_ucontext = sroce_disassociate_ucontext,
+	.get_dma_mr = sroce_get_dma_mr,
+	.get_link_layer = sroce_get_link_layer,
+	.get_port_immutable = sroce_get_port_immutable,
+	.mmap = sroce_mmap,
+	.mmap_free = sroce_mmap_free,
+	.query_device = sroce_query_device,
+	.query_pkey = sroce_query_pkey,
+	.query_port = sroce_query_port,
+	.reg_user_mr = sroce_reg_user_mr,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
+};
+
+static void sroce_init_attr(struct sroce_dev *sdev)
+{
+	struct ib_device_attr *attr = &sdev->attr;
+
+	attr->fw_ver = 1;
+	attr->sys_image_guid = sdev->ibdev.node_guid;
+	attr->max_mr_size = SROCE_MAX_MR_SIZE;
+	attr->page_size_cap = PAGE_SIZE;
+	attr->vendor_id = SROCE_VENDOR_ID;
+	attr->vendor_part_id = SROCE_DRIVER_ID;
+	attr->max_qp = SROCE_MAX_QP;
+	attr->max_qp_wr = SROCE_MAX_QP_WR;
+	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_PORT_ACTIVE_EVENT |
+				 IB_DEVICE_RC_RNR_NAK_GEN;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->max_send_sge = SROCE_MAX_SGE;
+	attr->max_recv_sge = SROCE_MAX_SGE;
+	attr->max_sge_rd = SROCE_MAX_SGE_RD;
+	attr->max_cq = SROCE_MAX_CQ;
+	attr->max_cqe = SROCE_MAX_CQE;
+	attr->max_mr = SROCE_MAX_MR;
+	attr->max_pd = SROCE_MAX_PD;
+	attr->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
+	attr->max_qp_init_rd_atom = SROCE_MAX_QP_RD_ATOM;
+	attr->max_res_rd_atom = SROCE_MAX_RES_RD_ATOM;
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->max_ah = SROCE_MAX_AH;
+	attr->max_srq = SROCE_MAX_SRQ;
+	attr->max_srq_wr = SROCE_MAX_SRQ_WR;
+	attr->max_srq_sge = SROCE_MAX_SGE;
+	attr->max_pkeys = SROCE_MAX_PKEYS;
+	attr->local_ca_ack_delay = SROCE_LOCAL_CA_ACK_DELAY;
+}
+
+static int sroce_check_netdev(struct net_device *ndev)
+{
+	if (ndev->flags & IFF_LOOPBACK) {
+		pr_err("%s: %s is a loopback device; RoCE needs an Ethernet netdev (e.g. a veth pair)\n",
+		       SROCE_DRV_NAME, netdev_name(ndev));
+		return -EINVAL;
+	}
+	if (ndev->type != ARPHRD_ETHER || ndev->addr_len != ETH_ALEN) {
+		pr_err("%s: %s is not an Ethernet netdev (type %u)\n",
+		       SROCE_DRV_NAME, netdev_name(ndev), ndev->type);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
+{
+	struct sroce_dev *sdev;
+	struct ib_device *ibdev;
+	int err;
+
+	sdev = ib_alloc_device(sroce_dev, ibdev);
+	if (!sdev)
+		return -ENOMEM;
+	ibdev = &sdev->ibdev;
+	/* From here on errors go through ib_dealloc_device(), which calls
+	 * sroce_dealloc_driver().
+	 */
+	ib_set_device_ops(ibdev, &sroce_dev_ops);
+	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+
+	sdev->ndev = ndev;
+	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);
+
+	sdev->snet = sroce_net_get(dev_net(ndev));
+	if (IS_ERR(sdev->snet)) {
+		err = PTR_ERR(sdev->snet);
+		sdev->snet = NULL;
+		goto err_dealloc;
+	}
+
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, ndev->dev_addr);
+	sroce_init_attr(sdev);
+	sdev->port_state = sroce_netdev_port_state(ndev);
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	ibdev->local_dma_lkey = 0;
+	strscpy(ibdev->node_desc, "sroce", sizeof(ibdev->node_desc));
+	/*
+	 * The core allows the object commands by default; add the commands
+	 * the provider issues as system calls: the send doorbell and CQ
+	 * notification arming.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+
+	err = ib_device_set_netdev(ibdev, ndev, 1);
+	if (err) {
+		pr_err("%s: cannot attach %s: %d\n", SROCE_DRV_NAME,
+		       netdev_name(ndev), err);
+		goto err_dealloc;
+	}
+
+	/* No DMA device: the core then uses virtual addresses as DMA addresses. */
+	err = ib_register_device(ibdev, ibdev_name, NULL);
+	if (err) {
+		pr_err("%s: registering RDMA device %s on %s failed: %d%s\n",
+		       SROCE_DRV_NAME, ibdev_name, netdev_name(ndev), err,
+		       err == -ENFILE ? " (name already in use)" : "");
+		goto err_dealloc;
+	}
+
+	ibdev_info(ibdev, "attached to %s, active MTU %d\n", netdev_name(ndev),
+		   ib_mtu_enum_to_int(sroce_active_mtu(READ_ONCE(ndev->mtu))));
+	return 0;
+
+err_dealloc:
+	ib_dealloc_device(ibdev);
+	return err;
+}
+
+/* rdma_link_ops.newlink: `rdma link add NAME type sroce netdev NDEV`. */
+int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
+{
+	struct ib_device *existing;
+	int err;
+
+	err = sroce_check_netdev(ndev);
+	if (err)
+		return err;
+
+	mutex_lock(&sroce_add_mutex);
+	existing = ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
+	if (existing) {
+		pr_err("%s: %s already has sroce device %s\n", SROCE_DRV_NAME,
+		       netdev_name(ndev), dev_name(&existing->dev));
+		ib_device_put(existing);
+		err = -EEXIST;
+	} else {
+		err = sroce_dev_create(ibdev_name, ndev);
+	}
+	mutex_unlock(&sroce_add_mutex);
+	return err;
+}
+
+/*
+ * The netdev's running/carrier state changed (called under RTNL): announce
+ * the port state change to the core and its clients.
+ */
+void sroce_dev_port_update(struct sroce_dev *sdev)
+{
+	enum ib_port_state state = sroce_netdev_port_state(sdev->ndev);
+	struct ib_event event = {
+		.device = &sdev->ibdev,
+		.element.port_num = 1,
+	};
+
+	ASSERT_RTNL();
+	if (state == sdev->port_state)
+		return;
+	sdev->port_state = state;
+	event.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+						IB_EVENT_PORT_ERR;
+	ibdev_dbg(&sdev->ibdev, "port %s\n",
+		  state == IB_PORT_ACTIVE ? "active" : "down");
+	ib_dispatch_event(&event);
+}

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * mr.c - memory registration, key allocation and MR access for the
+ * datapath.  See mr.h for the key format and the MR lifetime.
+ */
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+
+#include "mr.h"
+
+/* Access flags sroce implements; optional hints are ignored. */
+#define SROCE_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+static int sroce_mr_check_access(struct sroce_dev *sdev, int access)
+{
+	access &= ~IB_ACCESS_OPTIONAL;
+	if (access & ~SROCE_MR_ACCESS) {
+		ibdev_dbg(&sdev->ibdev, "unsupported MR access flags %#x\n",
+			  access & ~SROCE_MR_ACCESS);
+		return -EOPNOTSUPP;
+	}
+	/* IBA 10.6.3.1: remote write and atomic need local write. */
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	return 0;
+}
+
+static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev,
+				       enum sroce_mr_type type, int access)
+{
+	struct sroce_mr *mr;
+
+	if (!sroce_res_get(&sdev->num_mr, SROCE_MAX_MR))
+		return ERR_PTR(-ENOMEM);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr) {
+		atomic_dec(&sdev->num_mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->type = type;
+	mr->access = access & SROCE_MR_ACCESS;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->released);
+	return mr;
+}
+
+/* Publish @mr under a fresh key; after this the datapath can find it. */
+static int sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	u32 index, key;
+	int err;
+
+	err = xa_alloc_cyclic(&sdev->mr_xa, &index, NULL,
+			      XA_LIMIT(1, SROCE_MAX_MR), &sdev->mr_next,
+			      GFP_KERNEL);
+	if (err < 0)
+		return err;
+
+	key = index << 8 | (u8)atomic_inc_return(&sdev->key_tag);
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	/* Store only once the key is set: lookups compare it. */
+	xa_store(&sdev->mr_xa, index, mr, GFP_KERNEL);
+	return 0;
+}
+
+static void sroce_mr_free_rcu(struct rcu_head *rcu)
+{
+	kfree(container_of(rcu, struct sroce_mr, rcu));
+}
+
+static void sroce_mr_destroy(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	if (mr->pages)
+		kvfree(mr->pages);
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	atomic_dec(&sdev->num_mr);
+	call_rcu(&mr->rcu, sroce_mr_free_rcu);
+}
+
+struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_mr *mr;
+	int err;
+
+	err = sroce_mr_check_access(sdev, access);
+	if (err)
+		return ERR_PTR(err);
+
+	mr = sroce_mr_alloc(sdev, SROCE_MR_DMA, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->ibmr.iova = 0;
+	mr->ibmr.length = U64_MAX;
+
+	err = sroce_mr_publish(sdev, mr);
+	if (err) {
+		sroce_mr_destroy(sdev, mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+static int sroce_mr_collect_pages(struct sroce_mr *mr)
+{
+	struct sg_page_iter piter;
+	unsigned long i = 0;
+
+	mr->npages = ib_umem_num_pages(mr->umem);
+	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &piter, 0) {
+		if (WARN_ON_ONCE(i >= mr->npages))
+			return -EFAULT;
+		mr->pages[i++] = sg_page_iter_page(&piter);
+	}
+	if (WARN_ON_ONCE(i != mr->npages))
+		return -EFAULT;
+	mr->first_offset = ib_umem_offset(mr->umem);
+	return 0;
+}
+
+struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_mr *mr;
+	int err;
+
+	err = sroce_mr_check_access(sdev, access);
+	if (err)
+		return ERR_PTR(err);
+	if (!length || length > SROCE_MAX_MR_SIZE || iova + length < iova)
+		return ERR_PTR(-EINVAL);
+
+	mr = sroce_mr_alloc(sdev, SROCE_MR_USER, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+
+	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		mr->umem = NULL;
+		goto err_destroy;
+	}
+	err = sroce_mr_collect_pages(mr);
+	if (err)
+		goto err_destroy;
+
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	mr->ibmr.page_size = PAGE_SIZE;
+
+	err = sroce_mr_publish(sdev, mr);
+	if (err)
+		goto err_destroy;
+	return &mr->ibmr;
+
+err_destroy:
+	sroce_mr_destroy(sdev, mr);
+	return ERR_PTR(err);
+}
+
+int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibmr->device);
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	xa_erase(&sdev->mr_xa, ibmr->lkey >> 8);
+	/* Wait for packets that are still copying to or from the MR. */
+	sroce_mr_put(mr);
+	wait_for_completion(&mr->released);
+	sroce_mr_destroy(sdev, mr);
+	return 0;
+}
+
+/* Look up @key; on success the caller owns a reference (sroce_mr_put). */
+struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
+{
+	struct sroce_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sdev->mr_xa, key >> 8);
+	if (mr && (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->ref)))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+
+void sroce_mr_put(struct sroce_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->released);
+}
+
+/*
+ * May [@iova, @iova + @len) of @mr be accessed by a work request or packet
+ * of @pd with @access (IB_ACCESS_* needed, 0 for a local read)?
+ * Returns 0 or the negative errno the caller maps to its status.
+ */
+int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
+		   int access)
+{
+	if (mr->ibmr.pd != pd)
+		return -EACCES;
+	if ((mr->access & access) != access)
+		return -EACCES;
+	if (iova < mr->ibmr.iova || iova + len < iova ||
+	    iova + len > mr->ibmr.iova + mr->ibmr.length)
+		return -ERANGE;
+	return 0;
+}
+
+/*
+ * Copy @len bytes between @buf and @mr at @iova.  The range must have been
+ * validated with sroce_mr_check().
+ */
+void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
+		   enum sroce_copy_dir dir)
+{
+	u64 off;
+
+	if (mr->type == SROCE_MR_DMA) {
+		void *va = (void *)(uintptr_t)iova;
+
+		if (dir == SROCE_TO_MR)
+			memcpy(va, buf, len);
+		else
+			memcpy(buf, va, len);
+		return;
+	}
+
+	off = iova - mr->ibmr.iova + mr->first_offset;
+	while (len) {
+		struct page *page = mr->pages[off >> PAGE_SHIFT];
+		unsigned int poff = offset_in_page(off);
+		u32 chunk = min_t(u32, len, PAGE_SIZE - poff);
+		void *va = kmap_local_page(page);
+
+		if (dir == SROCE_TO_MR)
+			memcpy(va + poff, buf, chunk);
+		else
+			memcpy(buf, va + poff, chunk);
+		kunmap_local(va);
+		buf += chunk;
+		off += chunk;
+		len -= chunk;
+	}
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * mr.h - memory regions and their keys.
+ *
+ * A key is (index << 8) | tag: the index names the slot in sdev->mr_xa, the
+ * tag (a per-device counter) makes a stale key that names a reused slot
+ * fail the lookup.  lkey and rkey are equal; what a key may be used for is
+ * decided by the MR's access flags.
+ *
+ * Lifetime: the MR starts with one reference owned by its verbs object.
+ * The datapath looks MRs up with sroce_mr_get() (RCU + refcount) and drops
+ * them with sroce_mr_put().  Deregistration removes the key from the
+ * xarray, drops the verbs reference, waits until the datapath dropped its
+ * references, then unpins the memory and frees the MR after an RCU grace
+ * period (lookups may still be reading it).
+ */
+#ifndef SROCE_MR_H
+#define SROCE_MR_H
+
+#include <linux/completion.h>
+#include <linux/refcount.h>
+#include <rdma/ib_umem.h>
+
+#include "sroce.h"
+
+enum sroce_mr_type {
+	SROCE_MR_DMA,		/* kernel virtual addresses, whole space */
+	SROCE_MR_USER,		/* pinned user pages */
+};
+
+struct sroce_mr {
+	struct ib_mr ibmr;		/* lkey, rkey, iova, length, pd */
+	enum sroce_mr_type type;
+	int access;			/* IB_ACCESS_* */
+	struct ib_umem *umem;		/* SROCE_MR_USER */
+	struct page **pages;		/* SROCE_MR_USER, one per PAGE_SIZE */
+	unsigned long npages;
+	unsigned int first_offset;	/* offset of ibmr.iova in pages[0] */
+	refcount_t ref;
+	struct completion released;	/* ref reached zero */
+	struct rcu_head rcu;
+};
+
+static inline struct sroce_mr *to_smr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct sroce_mr, ibmr);
+}
+
+struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+
+/* Datapath. */
+struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);
+void sroce_mr_put(struct sroce_mr *mr);
+int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
+		   int access);
+
+enum sroce_copy_dir {
+	SROCE_TO_MR,
+	SROCE_FROM_MR,
+};
+
+void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
+		   enum sroce_copy_dir dir);
+
+#endif /* SROCE_MR_H */

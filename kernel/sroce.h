@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * sroce.h - the device object and the limits sroce advertises and enforces.
+ *
+ * Object ownership, top down:
+ *
+ *   struct sroce_dev     allocated by ib_alloc_device() in newlink, owned
+ *                        by the RDMA core from ib_register_device() on; the
+ *                        core calls sroce_dealloc_driver() once, after the
+ *                        last object of the device was destroyed and before
+ *                        it frees the memory.  The datapath reaches it only
+ *                        through ib_device_get_by_netdev(), which fails once
+ *                        unregistration started and whose reference blocks
+ *                        unregistration until it is dropped.
+ *   ->ndev               one netdev reference (ndev_tracker), dropped in
+ *                        sroce_dealloc_driver().
+ *   ->snet               one user reference on the per-netns UDP sockets,
+ *                        dropped in sroce_dealloc_driver().
+ *   PD, ucontext, CQ, QP memory for these is allocated and freed by the core
+ *                        (INIT_RDMA_OBJ_SIZE); the driver only initialises
+ *                        and tears down what it adds.
+ *   MR                   allocated by the driver (mr.c), refcounted for the
+ *                        datapath, see mr.h.
+ */
+#ifndef SROCE_H
+#define SROCE_H
+
+#include <linux/atomic.h>
+#include <linux/netdevice.h>
+#include <linux/xarray.h>
+#include <rdma/ib_verbs.h>
+
+#include "uapi/sroce-abi.h"
+
+#define SROCE_DRV_NAME		"sroce"
+
+/*
+ * Limits reported by query_device and enforced by the verbs.  They are
+ * sized for a software device on a small machine: every QP and CQ costs
+ * vmalloc memory, not hardware contexts.
+ */
+#define SROCE_MAX_UCONTEXT	4096
+#define SROCE_MAX_PD		65536
+#define SROCE_MAX_MR		65536		/* key index is 24 bits wide */
+#define SROCE_MAX_MR_SIZE	BIT_ULL(40)
+#define SROCE_MAX_QP		16384
+#define SROCE_MAX_QP_WR		16384
+#define SROCE_MAX_SGE		32
+#define SROCE_MAX_SGE_RD	32
+#define SROCE_MAX_INLINE_DATA	512
+#define SROCE_MAX_CQ		16384
+#define SROCE_MAX_CQE		65535
+#define SROCE_MAX_QP_RD_ATOM	16		/* outstanding READ/atomic per QP */
+#define SROCE_MAX_RES_RD_ATOM	(SROCE_MAX_QP * SROCE_MAX_QP_RD_ATOM)
+#define SROCE_MAX_AH		32768
+#define SROCE_MAX_SRQ		4096
+#define SROCE_MAX_SRQ_WR	16384
+#define SROCE_MAX_PKEYS		1
+#define SROCE_GID_TBL_LEN	1024
+#define SROCE_MAX_MSG_SIZE	0x80000000U	/* 2 GiB, the IB limit */
+#define SROCE_LOCAL_CA_ACK_DELAY 15
+#define SROCE_VENDOR_ID		0xffffff	/* no IEEE OUI */
+
+/*
+ * Bytes a RoCEv2 packet adds around its payload in the worst case: IPv6
+ * header (40), UDP (8), BTH (12), the largest extension combination that
+ * carries payload (RETH 16 + ImmDt 4) and the ICRC (4).  The active IB MTU
+ * is the largest IB MTU whose payload plus this fits the netdev MTU:
+ * 1500 -> 1024, 9000 -> 4096.
+ */
+#define SROCE_MAX_PKT_OVERHEAD	(40 + 8 + 12 + 16 + 4 + 4)
+
+struct sroce_net;
+
+/* Packet counters of one device; the datapath bumps them locklessly. */
+struct sroce_stats {
+	atomic64_t rx_packets;
+	atomic64_t rx_dropped;
+};
+
+struct sroce_dev {
+	struct ib_device ibdev;		/* first: ib_alloc_device() */
+	struct net_device *ndev;
+	netdevice_tracker ndev_tracker;
+	struct sroce_net *snet;
+	struct ib_device_attr attr;	/* constant after newlink */
+
+	/* Last port state announced to the core; changed under RTNL only. */
+	enum ib_port_state port_state;
+
+	/* Memory keys: index (key >> 8) -> struct sroce_mr, see mr.c. */
+	struct xarray mr_xa;
+	u32 mr_next;			/* cyclic allocation cursor */
+	atomic_t key_tag;		/* low 8 bits of new keys */
+
+	/* Object counts, checked against the SROCE_MAX_* limits. */
+	atomic_t num_ucontext;
+	atomic_t num_pd;
+	atomic_t num_mr;
+
+	struct sroce_stats stats;
+};
+
+struct sroce_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+struct sroce_pd {
+	struct ib_pd ibpd;
+};
+
+static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct sroce_dev, ibdev);
+}
+
+static inline struct sroce_pd *to_spd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct sroce_pd, ibpd);
+}
+
+static inline struct sroce_ucontext *to_suc(struct ib_ucontext *ibuc)
+{
+	return container_of(ibuc, struct sroce_ucontext, ibuc);
+}
+
+/*
+ * Take one unit of a limited resource; false when @max are in use.
+ * Release with atomic_dec().
+ */
+static inline bool sroce_res_get(atomic_t *count, int max)
+{
+	if (atomic_inc_return(count) <= max)
+		return true;
+	atomic_dec(count);
+	return false;
+}
+
+/* device.c */
+int sroce_dev_add(const char *ibdev_name, struct net_device *ndev);
+void sroce_dev_port_update(struct sroce_dev *sdev);
+enum ib_mtu sroce_active_mtu(unsigned int netdev_mtu);
+
+/* pd.c */
+int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* ucontext.c */
+int sroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+void sroce_dealloc_ucontext(struct ib_ucontext *ibuc);
+void sroce_disassociate_ucontext(struct ib_ucontext *ibuc);
+int sroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void sroce_mmap_free(struct rdma_user_mmap_entry *rentry);
+struct rdma_user_mmap_entry *sroce_mmap_insert(struct ib_ucontext *ibuc,
+					       void *vbuf, size_t size,
+					       u64 *offset);
+
+#endif /* SROCE_H */
