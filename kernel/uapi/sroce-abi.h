@@ -163,6 +163,18 @@ struct sroce_recv_wqe {
  */
 #define SROCE_CQE_SIZE		64
 
+/*
+ * wc_flags of a CQE carry the values userspace sees (enum ibv_wc_flags),
+ * because the provider copies CQEs out unchanged.  Beware: the kernel's
+ * IB_WC_WITH_INVALIDATE is 1 << 2, which libibverbs reads as
+ * IBV_WC_IP_CSUM_OK; use these instead of IB_WC_* when filling the ring.
+ */
+enum sroce_wc_flags {
+	SROCE_WC_GRH		= 1 << 0,
+	SROCE_WC_WITH_IMM	= 1 << 1,
+	SROCE_WC_WITH_INV	= 1 << 3,
+};
+
 /* -------------------------------------------------------------------------
  * Driver data appended to uverbs commands and responses
  */
