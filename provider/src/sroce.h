@@ -44,7 +44,6 @@ struct Cq {
 	Queue q;
 	// Extended polling: the CQE start_poll/next_poll made current, or null.
 	const ib_uverbs_wc *cur;
-	bool single_threaded;
 };
 
 struct Srq {
