@@ -37,6 +37,12 @@ diag() {
 
 ok() { _ktap_n=$((_ktap_n + 1)); echo "ok $_ktap_n $*"; }
 
+# _slow T0: " # N.Ns" if more than a second passed since T0 ($EPOCHREALTIME)
+_slow() {
+	local us=$(( (${EPOCHREALTIME/./} - ${1/./}) / 100000 ))
+	[[ $us -ge 10 ]] && printf ' # %d.%ds' $((us / 10)) $((us % 10))
+}
+
 not_ok() { _ktap_n=$((_ktap_n + 1)); _ktap_fail=$((_ktap_fail + 1)); echo "not ok $_ktap_n $*"; }
 
 # skip NAME REASON
@@ -44,13 +50,13 @@ skip() { _ktap_n=$((_ktap_n + 1)); _ktap_skip=$((_ktap_skip + 1)); echo "ok $_kt
 
 # check NAME CMD...: passes if CMD exits 0; shows CMD's output otherwise
 check() {
-	local name=$1 out rc=0
+	local name=$1 out rc=0 t0=$EPOCHREALTIME
 	shift
 	out=$("$@" 2>&1) || rc=$?
 	if [[ $rc == 0 ]]; then
-		ok "$name"
+		ok "$name$(_slow "$t0")"
 	else
-		not_ok "$name"
+		not_ok "$name$(_slow "$t0")"
 		diag "command: $* (exit $rc)"
 		[[ -n $out ]] && diag "$out"
 	fi

@@ -61,6 +61,8 @@ EOF
 
 if [[ $SROCE_DRIVER == sroce ]]; then
 	moddir=/lib/modules/$(uname -r)/updates
+	# depmod -a reads every module: about 100 s under TCG, but it is what
+	# `make install` does.
 	mkdir -p "$moddir" && cp "$KO" "$moddir/sroce.ko" && depmod -a
 	check "modinfo finds the installed module with its rdma-link alias" \
 		grep -q 'alias: *rdma-link-sroce' <<< "$(modinfo sroce 2>&1)"
@@ -80,6 +82,28 @@ check_eq "link_layer is Ethernet" "Ethernet" "$(port_attr $D link_layer)"
 mac=$(< /sys/class/net/$L_A/address)
 check_eq "node_guid is the EUI-64 of $mac" "$(mac_to_guid "$mac")" "$(ibdev_attr $D node_guid)"
 check "port becomes ACTIVE" wait_until 5 state_is $D ACTIVE
+
+# --- GID table follows the addresses ------------------------------------------
+
+gid4=$(ipv4_gid 192.168.78.1)
+gid6=$(ipv6_gid fd78::1)
+gid6b=$(ipv6_gid fd78::99)
+has_gid() { gid_table $D | grep -q " $1 RoCE_v2 $L_A\$"; }
+no_gid() { ! gid_table $D | grep -q " $1 "; }
+has_ll_gid() { gid_table $D | grep -q " fe80:0000:0000:0000:[0-9a-f:]* RoCE_v2 $L_A\$"; }
+check "GID table has the link-local fe80 RoCE v2 GID" has_ll_gid
+check "GID table has the IPv4-mapped GID of 192.168.78.1" wait_until 5 has_gid "$gid4"
+check "GID table has the IPv6 GID of fd78::1" wait_until 5 has_gid "$gid6" ||
+	diag "$(ip addr show dev $L_A)"
+diag "$(gid_table $D)"
+ip addr del 192.168.78.1/24 dev $L_A
+check "IPv4 GID removed after ip addr del" wait_until 5 no_gid "$gid4"
+ip addr add 192.168.78.1/24 dev $L_A
+check "IPv4 GID back after ip addr add" wait_until 5 has_gid "$gid4"
+ip addr add fd78::99/64 dev $L_A nodad
+check "new IPv6 GID after ip addr add fd78::99" wait_until 5 has_gid "$gid6b"
+ip addr del fd78::99/64 dev $L_A
+check "IPv6 GID removed after ip addr del fd78::99" wait_until 5 no_gid "$gid6b"
 
 # --- port state follows the netdev and its carrier ---------------------------
 
@@ -102,27 +126,6 @@ ip link set $L_A mtu 2200
 check "active_mtu 2048 at MTU 2200" wait_until 5 mtu_is $D 2048
 ip link set $L_A mtu 1500
 check "active_mtu 1024 back at MTU 1500" wait_until 5 mtu_is $D 1024
-
-# --- GID table follows the addresses ------------------------------------------
-
-gid4=$(ipv4_gid 192.168.78.1)
-gid6=$(ipv6_gid fd78::1)
-gid6b=$(ipv6_gid fd78::99)
-has_gid() { gid_table $D | grep -q " $1 RoCE_v2 $L_A\$"; }
-no_gid() { ! gid_table $D | grep -q " $1 "; }
-has_ll_gid() { gid_table $D | grep -q " fe80:0000:0000:0000:[0-9a-f:]* RoCE_v2 $L_A\$"; }
-check "GID table has the link-local fe80 RoCE v2 GID" has_ll_gid
-check "GID table has the IPv4-mapped GID of 192.168.78.1" wait_until 5 has_gid "$gid4"
-check "GID table has the IPv6 GID of fd78::1" wait_until 5 has_gid "$gid6"
-diag "$(gid_table $D)"
-ip addr del 192.168.78.1/24 dev $L_A
-check "IPv4 GID removed after ip addr del" wait_until 5 no_gid "$gid4"
-ip addr add 192.168.78.1/24 dev $L_A
-check "IPv4 GID back after ip addr add" wait_until 5 has_gid "$gid4"
-ip addr add fd78::99/64 dev $L_A nodad
-check "new IPv6 GID after ip addr add fd78::99" wait_until 5 has_gid "$gid6b"
-ip addr del fd78::99/64 dev $L_A
-check "IPv6 GID removed after ip addr del fd78::99" wait_until 5 no_gid "$gid6b"
 
 # --- errors ---------------------------------------------------------------------
 
@@ -175,23 +178,24 @@ check "rmmod $mod removed $D" wait_until 10 ibdev_gone $D
 # --- removal while a process holds the device open ------------------------------
 
 # start_holder: run sroce_verbs --hold $D in the background, wait for "ready"
+holder_log=/tmp/sroce-holder.log
 start_holder() {
-	local f=/tmp/holder.$1
-	rm -f $f
-	"$HOLDER" --hold $D > $f 2>&1 &
+	rm -f $holder_log
+	"$HOLDER" --hold $D > $holder_log 2>&1 &
 	holder_pid=$!
-	wait_until 10 grep -q ready $f
+	wait_until 10 grep -q ready $holder_log
 }
 
 # removal_with_holder NAME SETUP REMOVE: SETUP creates $D, REMOVE removes it
 removal_with_holder() {
 	local name=$1 setup=$2 remove=$3 rc
-	if ! eval "$setup" > /dev/null 2>&1; then
-		not_ok "$name: setup"; diag "$setup failed"; return
+	[[ -e $IB/$D ]] && rdma link delete $D
+	if ! out=$(eval "$setup" 2>&1); then
+		not_ok "$name: setup"; diag "$setup: $out"; return
 	fi
-	if ! start_holder "$name"; then
+	if ! start_holder; then
 		not_ok "$name: holder opened the device"
-		diag "$(cat /tmp/holder.$name)"
+		diag "$(< $holder_log)"
 		kill $holder_pid 2>/dev/null; wait $holder_pid 2>/dev/null; holder_pid=
 		return
 	fi
@@ -203,11 +207,11 @@ removal_with_holder() {
 	if kill -0 $holder_pid 2>/dev/null; then
 		kill -9 $holder_pid; wait $holder_pid 2>/dev/null
 		not_ok "$name: holder got IBV_EVENT_DEVICE_FATAL and exited"
-		diag "holder still running 10 s after removal: $(cat /tmp/holder.$name)"
+		diag "holder still running 10 s after removal: $(< $holder_log)"
 	else
 		wait $holder_pid || rc=$?
 		check_eq "$name: holder got IBV_EVENT_DEVICE_FATAL and exited" "0" "$rc" ||
-			diag "$(cat /tmp/holder.$name)"
+			diag "$(< $holder_log)"
 	fi
 	holder_pid=
 }
