@@ -21,14 +21,17 @@
  * the device.
  *
  * Module exit order: stop creation of new devices (link ops), unregister
- * all devices, stop netdev events, close the sockets of every namespace.
+ * all devices (which destroys every QP, so no requester work is left),
+ * stop netdev events, close the sockets of every namespace, destroy the
+ * requester workqueue.
  */
 #include <linux/module.h>
 #include <linux/netdevice.h>
 #include <rdma/rdma_netlink.h>
 
-#include "sroce.h"
 #include "net.h"
+#include "requester.h"
+#include "sroce.h"
 
 static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
 {
@@ -84,9 +87,13 @@ static int __init sroce_init(void)
 {
 	int err;
 
-	err = sroce_net_init();
+	err = sroce_requester_module_init();
 	if (err)
 		return err;
+
+	err = sroce_net_init();
+	if (err)
+		goto err_requester;
 
 	err = register_netdevice_notifier(&sroce_netdev_notifier);
 	if (err)
@@ -98,6 +105,8 @@ static int __init sroce_init(void)
 
 err_net:
 	sroce_net_exit();
+err_requester:
+	sroce_requester_module_exit();
 	return err;
 }
 
@@ -107,6 +116,7 @@ static void __exit sroce_exit(void)
 	ib_unregister_driver(SROCE_DRIVER_ID);
 	unregister_netdevice_notifier(&sroce_netdev_notifier);
 	sroce_net_exit();
+	sroce_requester_module_exit();
 	pr_info("%s: unloaded\n", SROCE_DRV_NAME);
 }
 

@@ -45,6 +45,8 @@
 #define SROCE_MAX_MR_SIZE	BIT_ULL(40)
 #define SROCE_MAX_QP		16384
 #define SROCE_MAX_QP_WR		16384
+#define SROCE_FIRST_QPN		16		/* 0 and 1 are special, keep a gap */
+#define SROCE_LAST_QPN		0xffffff	/* QPNs are 24 bits */
 #define SROCE_MAX_SGE		32
 #define SROCE_MAX_SGE_RD	32
 #define SROCE_MAX_INLINE_DATA	512
@@ -72,10 +74,43 @@
 
 struct sroce_net;
 
-/* Packet counters of one device; the datapath bumps them locklessly. */
+/*
+ * Counters of one device; the datapath bumps them locklessly.  Grouped by
+ * the pipeline stage that owns them.
+ */
 struct sroce_stats {
+	/* recv.c */
 	atomic64_t rx_packets;
-	atomic64_t rx_dropped;
+	atomic64_t rx_bytes;
+	atomic64_t rx_dropped;		/* sum of the reasons below */
+	atomic64_t rx_bad_header;
+	atomic64_t rx_bad_opcode;
+	atomic64_t rx_bad_icrc;
+	atomic64_t rx_no_qp;
+	atomic64_t rx_bad_qp_type;
+	atomic64_t rx_bad_state;
+	atomic64_t rx_bad_addr;
+	atomic64_t rx_bad_pkey;
+	atomic64_t rx_cnp;
+	/* transmit.c */
+	atomic64_t tx_packets;
+	atomic64_t tx_bytes;
+	atomic64_t tx_dropped;
+	/* requester.c */
+	atomic64_t req_retransmits;
+	atomic64_t req_timeouts;
+	atomic64_t req_retry_exceeded;
+	atomic64_t req_rnr_retry_exceeded;
+	/* completer.c */
+	atomic64_t comp_out_of_order;
+	atomic64_t comp_naks_seq;
+	atomic64_t comp_naks_fatal;
+	atomic64_t comp_rnr_naks;
+	atomic64_t comp_duplicates;
+	atomic64_t comp_ghosts;
+	atomic64_t comp_dropped;
+	/* cq.c */
+	atomic64_t cq_overflows;
 };
 
 struct sroce_dev {
@@ -93,10 +128,16 @@ struct sroce_dev {
 	u32 mr_next;			/* cyclic allocation cursor */
 	atomic_t key_tag;		/* low 8 bits of new keys */
 
+	/* QP numbers: qpn -> struct sroce_qp, see qp.c; BH-safe lock. */
+	struct xarray qp_xa;
+	u32 qp_next;			/* cyclic allocation cursor */
+
 	/* Object counts, checked against the SROCE_MAX_* limits. */
 	atomic_t num_ucontext;
 	atomic_t num_pd;
 	atomic_t num_mr;
+	atomic_t num_cq;
+	atomic_t num_qp;
 
 	struct sroce_stats stats;
 };

@@ -1,0 +1,736 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * qp.c - queue pairs: create/destroy, the modify_qp state machine, kernel
+ * post_send/post_recv, the receive queue consumer and the flush on error.
+ * See qp.h for lifetime and locking.
+ */
+#include <linux/log2.h>
+
+#include "cq.h"
+#include "qp.h"
+
+/* modify_qp attributes sroce implements (no APM, no rate limit). */
+#define SROCE_QP_ATTR_MASK (IB_QP_STATE | IB_QP_CUR_STATE |		\
+	IB_QP_EN_SQD_ASYNC_NOTIFY | IB_QP_ACCESS_FLAGS | IB_QP_PKEY_INDEX | \
+	IB_QP_PORT | IB_QP_QKEY | IB_QP_AV | IB_QP_PATH_MTU |		\
+	IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_RQ_PSN | \
+	IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN |	\
+	IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_DEST_QPN)
+
+#define SROCE_QP_ACCESS	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+			 IB_ACCESS_REMOTE_ATOMIC)
+
+#define SROCE_PSN_BITS	0xffffff
+
+/* ---- lookup -------------------------------------------------------------- */
+
+struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn)
+{
+	struct sroce_qp *qp;
+
+	xa_lock_bh(&sdev->qp_xa);
+	qp = xa_load(&sdev->qp_xa, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	xa_unlock_bh(&sdev->qp_xa);
+	return qp;
+}
+
+void sroce_qp_put(struct sroce_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->released);
+}
+
+struct ib_qp *sroce_qp_ibqp(struct sroce_dev *sdev, u32 qpn)
+{
+	struct sroce_qp *qp = xa_load(&sdev->qp_xa, qpn);
+
+	return qp ? &qp->ibqp : NULL;
+}
+
+/* ---- receive queue ------------------------------------------------------- */
+
+static u32 sroce_rq_max_sge(const struct sroce_ring *rq)
+{
+	u32 room = sroce_ring_entry_size(rq) - sizeof(struct sroce_recv_wqe);
+
+	return min_t(u32, room / sizeof(struct sroce_sge), SROCE_MAX_SGE);
+}
+
+/* Copy the WQE at rq_tail; rq_lock held. */
+static int sroce_rq_copy(struct sroce_qp *qp, struct sroce_rwqe *rwqe)
+{
+	const struct sroce_recv_wqe *slot;
+	u32 n = sroce_ring_published(&qp->rq, qp->rq_tail);
+	u64 length = 0;
+	u32 i;
+
+	if (n == U32_MAX)
+		return -EIO;
+	if (!n)
+		return -ENOENT;
+
+	/* Shared memory: read each field once, validate the copy. */
+	slot = sroce_ring_slot(&qp->rq, qp->rq_tail);
+	rwqe->wr_id = READ_ONCE(slot->wr_id);
+	rwqe->num_sge = READ_ONCE(slot->num_sge);
+	if (rwqe->num_sge > sroce_rq_max_sge(&qp->rq)) {
+		rwqe->num_sge = 0;
+		return -EINVAL;
+	}
+	memcpy(rwqe->sge, slot + 1, rwqe->num_sge * sizeof(struct sroce_sge));
+	for (i = 0; i < rwqe->num_sge; i++)
+		length += rwqe->sge[i].length;
+	if (length > SROCE_MAX_MSG_SIZE)
+		return -EINVAL;
+	rwqe->length = length;
+	return 0;
+}
+
+static void sroce_rq_consume_locked(struct sroce_qp *qp)
+{
+	qp->rq_tail++;
+	sroce_ring_set_consumer(&qp->rq, qp->rq_tail);
+}
+
+static void sroce_rq_flush_locked(struct sroce_qp *qp)
+{
+	struct sroce_cq *cq = to_scq(qp->ibqp.recv_cq);
+	struct ib_uverbs_wc wc = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->ibqp.qp_num,
+	};
+	u32 n;
+
+	qp->rq_flushing = true;
+	n = sroce_ring_published(&qp->rq, qp->rq_tail);
+	if (n == U32_MAX)
+		return;		/* corrupt producer: nothing is believable */
+	while (n--) {
+		const struct sroce_recv_wqe *slot =
+			sroce_ring_slot(&qp->rq, qp->rq_tail);
+
+		wc.wr_id = READ_ONCE(slot->wr_id);
+		sroce_cq_post(cq, &wc, false);
+		sroce_rq_consume_locked(qp);
+	}
+}
+
+/*
+ * Flush with the same "kick" scheme as the requester: a completion handler
+ * called from inside the flush may post receives (and ask for another
+ * flush) without deadlocking on rq_lock.
+ */
+static void sroce_rq_run_flush(struct sroce_qp *qp)
+{
+	while (test_bit(SROCE_RQ_FLUSH, &qp->rq_pending)) {
+		if (!spin_trylock_bh(&qp->rq_lock))
+			return;
+		clear_bit(SROCE_RQ_FLUSH, &qp->rq_pending);
+		sroce_rq_flush_locked(qp);
+		spin_unlock_bh(&qp->rq_lock);
+		/* Unlock before looking at the bit again, as sroce_req_run(). */
+		smp_mb();
+	}
+}
+
+static void sroce_rq_unlock(struct sroce_qp *qp)
+{
+	spin_unlock_bh(&qp->rq_lock);
+	/* Order the unlock before the flag test (see sroce_rq_run_flush()). */
+	smp_mb();
+	sroce_rq_run_flush(qp);
+}
+
+static void sroce_rq_flush(struct sroce_qp *qp)
+{
+	if (!sroce_ring_present(&qp->rq))
+		return;
+	set_bit(SROCE_RQ_FLUSH, &qp->rq_pending);
+	/* The bit is visible before our trylock can fail. */
+	smp_mb__after_atomic();
+	sroce_rq_run_flush(qp);
+}
+
+int sroce_rq_fetch(struct sroce_qp *qp, struct sroce_rwqe *rwqe)
+{
+	int err;
+
+	if (!sroce_ring_present(&qp->rq))
+		return -ENOENT;
+	spin_lock_bh(&qp->rq_lock);
+	err = qp->rq_flushing ? -ESHUTDOWN : sroce_rq_copy(qp, rwqe);
+	sroce_rq_unlock(qp);
+	return err;
+}
+
+void sroce_rq_complete(struct sroce_qp *qp, const struct ib_uverbs_wc *wc,
+		       bool solicited)
+{
+	u32 n;
+
+	spin_lock_bh(&qp->rq_lock);
+	n = sroce_ring_published(&qp->rq, qp->rq_tail);
+	/* A flush may have completed the WQE already. */
+	if (!qp->rq_flushing && n && n != U32_MAX) {
+		sroce_cq_post(to_scq(qp->ibqp.recv_cq), wc, solicited);
+		sroce_rq_consume_locked(qp);
+	}
+	sroce_rq_unlock(qp);
+}
+
+/* ---- state --------------------------------------------------------------- */
+
+void sroce_qp_error(struct sroce_qp *qp)
+{
+	unsigned long flags;
+	bool flush = false;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	if (qp->state != IB_QPS_RESET && qp->state != IB_QPS_ERR) {
+		WRITE_ONCE(qp->state, IB_QPS_ERR);
+		flush = true;
+	}
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+
+	if (flush) {
+		sroce_requester_flush(qp);
+		sroce_rq_flush(qp);
+	}
+}
+
+static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	WRITE_ONCE(qp->state, state);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+}
+
+/*
+ * To RESET: forget every posted WQE without completing it (IBA 10.3.1)
+ * and all attributes.  The requester is rebuilt from scratch.
+ */
+static int sroce_qp_reset(struct sroce_qp *qp)
+{
+	unsigned long flags;
+
+	sroce_qp_set_state(qp, IB_QPS_RESET);
+	sroce_requester_cleanup(qp);
+
+	/* Kernel posting fails in RESET; reset the producers first. */
+	if (!qp->user) {
+		spin_lock_irqsave(&qp->sq_post_lock, flags);
+		qp->sq_producer = 0;
+		sroce_ring_set_producer(&qp->sq, 0);
+		spin_unlock_irqrestore(&qp->sq_post_lock, flags);
+
+		spin_lock_irqsave(&qp->rq_post_lock, flags);
+		qp->rq_producer = 0;
+		sroce_ring_set_producer(&qp->rq, 0);
+		spin_unlock_irqrestore(&qp->rq_post_lock, flags);
+	}
+
+	/* The provider owns a user QP's producers: skip what it posted. */
+	sroce_ring_set_consumer(&qp->sq, sroce_ring_producer(&qp->sq));
+
+	spin_lock_bh(&qp->rq_lock);
+	qp->rq_tail = sroce_ring_producer(&qp->rq);
+	sroce_ring_set_consumer(&qp->rq, qp->rq_tail);
+	qp->rq_flushing = false;
+	spin_unlock_bh(&qp->rq_lock);
+
+	memset(&qp->attr, 0, sizeof(qp->attr));
+	memset(&qp->av, 0, sizeof(qp->av));
+	memset(&qp->req, 0, sizeof(qp->req));
+	memset(&qp->comp, 0, sizeof(qp->comp));
+	return sroce_requester_init(qp);
+}
+
+static int sroce_qp_check_attr(struct sroce_qp *qp,
+			       const struct ib_qp_attr *attr, int mask)
+{
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= SROCE_MAX_PKEYS)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > SROCE_MAX_QP_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > SROCE_MAX_QP_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~(SROCE_QP_ACCESS | IB_ACCESS_LOCAL_WRITE)))
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SROCE_LAST_QPN)
+		return -EINVAL;
+	return 0;
+}
+
+/* Store what @mask sets; the caller validated it. */
+static void sroce_qp_store_attr(struct sroce_qp *qp,
+				const struct ib_qp_attr *attr, int mask)
+{
+	struct ib_qp_attr *a = &qp->attr;
+
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		a->en_sqd_async_notify = attr->en_sqd_async_notify;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		a->qp_access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		a->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_PORT)
+		a->port_num = attr->port_num;
+	if (mask & IB_QP_QKEY)
+		a->qkey = attr->qkey;
+	if (mask & IB_QP_AV) {
+		a->ah_attr = attr->ah_attr;
+		/* The core owns the GID attribute reference; keep no pointer. */
+		a->ah_attr.grh.sgid_attr = NULL;
+	}
+	if (mask & IB_QP_PATH_MTU)
+		a->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		a->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		a->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		a->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		a->rq_psn = attr->rq_psn & SROCE_PSN_BITS;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		a->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		a->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_SQ_PSN)
+		a->sq_psn = attr->sq_psn & SROCE_PSN_BITS;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		a->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_DEST_QPN)
+		a->dest_qp_num = attr->dest_qp_num;
+}
+
+int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state cur, next;
+	struct sroce_av av;
+	int err;
+
+	if (mask & ~SROCE_QP_ATTR_MASK)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&qp->modify_mutex);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	err = -EINVAL;
+	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
+		ibdev_dbg(&qp->sdev->ibdev,
+			  "QP %u: invalid transition %d -> %d, mask %#x\n",
+			  ibqp->qp_num, cur, next, mask);
+		goto out;
+	}
+	err = sroce_qp_check_attr(qp, attr, mask);
+	if (err)
+		goto out;
+	if (mask & IB_QP_AV) {
+		/* The core resolved the GID attribute and the MAC for us. */
+		err = sroce_av_set(&av, &attr->ah_attr);
+		if (err) {
+			ibdev_dbg(&qp->sdev->ibdev,
+				  "QP %u: unusable path (RoCEv2 GRH required)\n",
+				  ibqp->qp_num);
+			goto out;
+		}
+	}
+
+	if (next == IB_QPS_RESET) {
+		err = sroce_qp_reset(qp);
+		goto out;
+	}
+
+	sroce_qp_store_attr(qp, attr, mask);
+	if (mask & IB_QP_AV)
+		qp->av = av;
+
+	if (next == IB_QPS_ERR) {
+		sroce_qp_error(qp);
+		goto out;
+	}
+	sroce_qp_set_state(qp, next);
+	if (next == IB_QPS_RTS)
+		sroce_requester_start(qp);
+	err = 0;
+out:
+	mutex_unlock(&qp->modify_mutex);
+	return err;
+}
+
+int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	mutex_lock(&qp->modify_mutex);
+	*attr = qp->attr;
+	attr->qp_state = sroce_qp_state(qp);
+	attr->cur_qp_state = attr->qp_state;
+	attr->cap = qp->cap;
+	attr->sq_draining = 0;
+	mutex_unlock(&qp->modify_mutex);
+
+	memset(init, 0, sizeof(*init));
+	init->event_handler = ibqp->event_handler;
+	init->qp_context = ibqp->qp_context;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = qp->cap;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	init->qp_type = ibqp->qp_type;
+	init->port_num = 1;
+	return 0;
+}
+
+/* ---- create / destroy ---------------------------------------------------- */
+
+static int sroce_qp_check_cap(const struct ib_qp_init_attr *init)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+
+	if (cap->max_send_wr > SROCE_MAX_QP_WR ||
+	    cap->max_recv_wr > SROCE_MAX_QP_WR ||
+	    cap->max_send_sge > SROCE_MAX_SGE ||
+	    cap->max_recv_sge > SROCE_MAX_SGE ||
+	    cap->max_inline_data > SROCE_MAX_INLINE_DATA)
+		return -EINVAL;
+	return 0;
+}
+
+static u32 sroce_slot_size(size_t fixed, size_t payload)
+{
+	return roundup_pow_of_two(max_t(size_t, fixed + payload, 64));
+}
+
+static int sroce_qp_alloc_rings(struct sroce_qp *qp,
+				struct ib_qp_init_attr *init,
+				struct ib_ucontext *uctx)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	u32 sq_slot, rq_slot, room;
+	int err;
+
+	sq_slot = sroce_slot_size(sizeof(struct sroce_send_wqe),
+				  max_t(size_t, cap->max_send_sge *
+					sizeof(struct sroce_sge),
+					cap->max_inline_data));
+	err = sroce_ring_alloc(&qp->sq, uctx, cap->max_send_wr, sq_slot);
+	if (err)
+		return err;
+
+	rq_slot = sroce_slot_size(sizeof(struct sroce_recv_wqe),
+				  cap->max_recv_sge * sizeof(struct sroce_sge));
+	err = sroce_ring_alloc(&qp->rq, uctx, cap->max_recv_wr, rq_slot);
+	if (err) {
+		sroce_ring_free(&qp->sq);
+		return err;
+	}
+
+	/* Report what the slots really hold (at least what was asked). */
+	room = sq_slot - sizeof(struct sroce_send_wqe);
+	qp->cap.max_send_wr = sroce_ring_size(&qp->sq);
+	qp->cap.max_send_sge = min_t(u32, room / sizeof(struct sroce_sge),
+				     SROCE_MAX_SGE);
+	qp->cap.max_inline_data = min_t(u32, room, SROCE_MAX_INLINE_DATA);
+	qp->cap.max_recv_wr = sroce_ring_size(&qp->rq);
+	qp->cap.max_recv_sge = sroce_rq_max_sge(&qp->rq);
+	return 0;
+}
+
+int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibqp->device);
+	struct sroce_qp *qp = to_sqp(ibqp);
+	struct ib_ucontext *uctx = NULL;
+	u32 qpn;
+	int err;
+
+	if (init->qp_type != IB_QPT_RC) {
+		ibdev_dbg(&sdev->ibdev, "QP type %d not supported\n",
+			  init->qp_type);
+		return -EOPNOTSUPP;
+	}
+	if (init->srq || init->create_flags)
+		return -EOPNOTSUPP;
+	err = sroce_qp_check_cap(init);
+	if (err)
+		return err;
+	if (!sroce_res_get(&sdev->num_qp, SROCE_MAX_QP))
+		return -ENOMEM;
+
+	if (udata)
+		uctx = &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
+						  ibuc)->ibuc;
+
+	qp->sdev = sdev;
+	qp->user = udata;
+	qp->state = IB_QPS_RESET;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->released);
+	mutex_init(&qp->modify_mutex);
+	spin_lock_init(&qp->state_lock);
+	spin_lock_init(&qp->sq_post_lock);
+	spin_lock_init(&qp->rq_post_lock);
+	spin_lock_init(&qp->rq_lock);
+
+	err = sroce_qp_alloc_rings(qp, init, uctx);
+	if (err)
+		goto err_count;
+
+	/* Reserve the number; the QP becomes visible at the end. */
+	err = xa_alloc_cyclic_bh(&sdev->qp_xa, &qpn, NULL,
+				 XA_LIMIT(SROCE_FIRST_QPN, SROCE_LAST_QPN),
+				 &sdev->qp_next, GFP_KERNEL);
+	if (err < 0)
+		goto err_rings;
+	ibqp->qp_num = qpn;
+
+	err = sroce_requester_init(qp);
+	if (err)
+		goto err_qpn;
+
+	if (udata) {
+		struct sroce_create_qp_resp resp;
+
+		err = -EINVAL;
+		if (udata->outlen < sizeof(resp))
+			goto err_requester;
+		sroce_ring_get_info(&qp->sq, &resp.sq);
+		sroce_ring_get_info(&qp->rq, &resp.rq);
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_requester;
+	}
+
+	init->cap = qp->cap;
+	xa_store_bh(&sdev->qp_xa, qpn, qp, GFP_KERNEL);
+	return 0;
+
+err_requester:
+	sroce_requester_cleanup(qp);
+err_qpn:
+	xa_erase_bh(&sdev->qp_xa, qpn);
+err_rings:
+	sroce_ring_free(&qp->rq);
+	sroce_ring_free(&qp->sq);
+err_count:
+	atomic_dec(&sdev->num_qp);
+	return err;
+}
+
+int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibqp->device);
+	struct sroce_qp *qp = to_sqp(ibqp);
+
+	/* No new packets find the QP; wait for those that did. */
+	xa_erase_bh(&sdev->qp_xa, ibqp->qp_num);
+	sroce_qp_put(qp);
+	wait_for_completion(&qp->released);
+
+	sroce_requester_cleanup(qp);
+	sroce_ring_free(&qp->rq);
+	sroce_ring_free(&qp->sq);
+	mutex_destroy(&qp->modify_mutex);
+	atomic_dec(&sdev->num_qp);
+	return 0;
+}
+
+/* ---- kernel posting ------------------------------------------------------ */
+
+/* ib_send_wr -> SQ slot; sq_post_lock held, room checked. */
+static int sroce_build_send_wqe(struct sroce_qp *qp,
+				const struct ib_send_wr *wr,
+				struct sroce_send_wqe *wqe)
+{
+	struct sroce_sge *sge = (struct sroce_sge *)(wqe + 1);
+	u32 i, len = 0;
+
+	memset(wqe, 0, sizeof(*wqe));
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		break;
+	default:
+		return -EINVAL;
+	}
+	/* IB_WR_* and IB_UVERBS_WR_* share their values for these. */
+	wqe->opcode = wr->opcode;
+	wqe->wr_id = wr->wr_id;
+	wqe->flags = wr->send_flags & (SROCE_SEND_FENCE | SROCE_SEND_SIGNALED |
+				       SROCE_SEND_SOLICITED | SROCE_SEND_INLINE);
+	if (wr->opcode == IB_WR_SEND_WITH_INV)
+		wqe->ex.invalidate_rkey = wr->ex.invalidate_rkey;
+	else
+		wqe->ex.imm_data = wr->ex.imm_data;
+
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		wqe->wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->wr.rdma.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		wqe->wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		wqe->wr.atomic.compare_add = atomic_wr(wr)->compare_add;
+		wqe->wr.atomic.swap = atomic_wr(wr)->swap;
+		wqe->wr.atomic.rkey = atomic_wr(wr)->rkey;
+		break;
+	default:
+		break;
+	}
+
+	if (wr->send_flags & IB_SEND_INLINE) {
+		u8 *data = (u8 *)(wqe + 1);
+
+		for (i = 0; i < wr->num_sge; i++) {
+			if (wr->sg_list[i].length > qp->cap.max_inline_data - len)
+				return -EINVAL;
+			/* Kernel "DMA" addresses are virtual (no DMA device). */
+			memcpy(data + len,
+			       (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			len += wr->sg_list[i].length;
+		}
+		wqe->inline_len = len;
+		return 0;
+	}
+
+	if (wr->num_sge > qp->cap.max_send_sge)
+		return -EINVAL;
+	wqe->num_sge = wr->num_sge;
+	for (i = 0; i < wr->num_sge; i++) {
+		sge[i].addr = wr->sg_list[i].addr;
+		sge[i].length = wr->sg_list[i].length;
+		sge[i].lkey = wr->sg_list[i].lkey;
+	}
+	return 0;
+}
+
+/*
+ * For a user QP this is the doorbell (the provider wrote the WQEs into the
+ * mapped ring and passes no work request); for a kernel QP it copies the
+ * work requests into the ring first.  Either way the requester runs.
+ */
+int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state state = sroce_qp_state(qp);
+	unsigned long flags;
+	int err = 0;
+
+	if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
+	    state == IB_QPS_RTR) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	if (!qp->user) {
+		spin_lock_irqsave(&qp->sq_post_lock, flags);
+		for (; wr; wr = wr->next) {
+			if (!sroce_ring_room(&qp->sq, qp->sq_producer)) {
+				err = -ENOMEM;
+				break;
+			}
+			err = sroce_build_send_wqe(qp, wr,
+						   sroce_ring_slot(&qp->sq,
+								   qp->sq_producer));
+			if (err)
+				break;
+			sroce_ring_set_producer(&qp->sq, ++qp->sq_producer);
+		}
+		spin_unlock_irqrestore(&qp->sq_post_lock, flags);
+		if (err)
+			*bad_wr = wr;
+	}
+
+	sroce_requester_kick(qp);
+	return err;
+}
+
+int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct sroce_qp *qp = to_sqp(ibqp);
+	unsigned long flags;
+	int err = 0;
+	u32 i;
+
+	if (qp->user || !sroce_ring_present(&qp->rq) ||
+	    sroce_qp_state(qp) == IB_QPS_RESET) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+
+	spin_lock_irqsave(&qp->rq_post_lock, flags);
+	for (; wr; wr = wr->next) {
+		struct sroce_recv_wqe *wqe;
+		struct sroce_sge *sge;
+
+		if (!sroce_ring_room(&qp->rq, qp->rq_producer)) {
+			err = -ENOMEM;
+			break;
+		}
+		if (wr->num_sge > qp->cap.max_recv_sge) {
+			err = -EINVAL;
+			break;
+		}
+		wqe = sroce_ring_slot(&qp->rq, qp->rq_producer);
+		sge = (struct sroce_sge *)(wqe + 1);
+		wqe->wr_id = wr->wr_id;
+		wqe->num_sge = wr->num_sge;
+		wqe->reserved = 0;
+		for (i = 0; i < wr->num_sge; i++) {
+			sge[i].addr = wr->sg_list[i].addr;
+			sge[i].length = wr->sg_list[i].length;
+			sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		sroce_ring_set_producer(&qp->rq, ++qp->rq_producer);
+	}
+	spin_unlock_irqrestore(&qp->rq_post_lock, flags);
+	if (err)
+		*bad_wr = wr;
+
+	/* Receives posted to a QP in error complete right away. */
+	if (sroce_qp_state(qp) == IB_QPS_ERR)
+		sroce_rq_flush(qp);
+	return err;
+}

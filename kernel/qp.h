@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * qp.h - queue pairs: creation, the state machine, the send and receive
+ * queues as the verbs see them, and the lookup the receive path uses.
+ *
+ * Lifetime.  The core allocates and frees struct sroce_qp.  From creation
+ * to destroy the QP is in sdev->qp_xa; the receive path finds it with
+ * sroce_qp_get() and drops it with sroce_qp_put().  Destroy removes it from
+ * the xarray, waits for those references, stops the requester (timers and
+ * work) and then frees the rings.  The CQs, PD and SRQ outlive the QP (the
+ * core counts their users).
+ *
+ * Locks, outermost first:
+ *   modify_mutex  modify_qp, query_qp, destroy against each other
+ *   state_lock    qp->state (and qp->attr when the datapath reads a
+ *                 consistent set); any context, irqsave
+ *   req.lock      requester + completer (requester.h)
+ *   rq_lock       RQ consumer: responder and flush (BH)
+ *   sq_post_lock / rq_post_lock   kernel post_send / post_recv producers
+ *   cq->lock      innermost (cq.h)
+ */
+#ifndef SROCE_QP_H
+#define SROCE_QP_H
+
+#include <linux/completion.h>
+#include <linux/in6.h>
+#include <linux/mutex.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <rdma/ib_verbs.h>
+
+#include "completer.h"
+#include "requester.h"
+#include "ring.h"
+#include "sroce.h"
+#include "transmit.h"
+
+/* One receive WQE, copied out of the RQ ring and validated. */
+struct sroce_rwqe {
+	u64 wr_id;
+	u32 num_sge;
+	u32 length;			/* sum of the SGE lengths */
+	struct sroce_sge sge[SROCE_MAX_SGE];
+};
+
+/* Bits of sroce_qp.rq_pending. */
+enum {
+	SROCE_RQ_FLUSH,			/* complete all posted WQEs in error */
+};
+
+struct sroce_qp {
+	struct ib_qp ibqp;
+	struct sroce_dev *sdev;
+	refcount_t ref;			/* 1 + receive path users */
+	struct completion released;	/* ref reached zero */
+
+	struct mutex modify_mutex;	/* see "Locks" above */
+	spinlock_t state_lock;		/* see "Locks" above */
+	enum ib_qp_state state;		/* written under state_lock */
+	struct ib_qp_attr attr;		/* as set by modify_qp; no sgid_attr */
+	struct sroce_av av;		/* transmit.h; set with IB_QP_AV */
+	struct ib_qp_cap cap;		/* what the QP really supports */
+	bool sq_sig_all;
+	bool user;
+
+	struct sroce_ring sq;		/* producer: provider or post_send */
+	struct sroce_ring rq;		/* producer: provider or post_recv */
+
+	spinlock_t sq_post_lock;	/* kernel QPs */
+	u32 sq_producer;
+	spinlock_t rq_post_lock;	/* kernel QPs */
+	u32 rq_producer;
+
+	spinlock_t rq_lock;		/* see "Locks" above */
+	u32 rq_tail;			/* our RQ consumer index */
+	bool rq_flushing;		/* in error: no more receives */
+	unsigned long rq_pending;	/* SROCE_RQ_* bits */
+
+	struct sroce_requester req;
+	struct sroce_completer comp;
+};
+
+static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct sroce_qp, ibqp);
+}
+
+int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata);
+int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata);
+int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init);
+int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+
+/* Receive path: find the QP a packet is for; NULL if there is none. */
+struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
+void sroce_qp_put(struct sroce_qp *qp);
+
+/* Kernel CQ polling: the ib_qp of a QP number, no reference taken. */
+struct ib_qp *sroce_qp_ibqp(struct sroce_dev *sdev, u32 qpn);
+
+static inline enum ib_qp_state sroce_qp_state(const struct sroce_qp *qp)
+{
+	return READ_ONCE(qp->state);
+}
+
+/*
+ * Move the QP to ERR from any context (not hardirq) and flush both
+ * queues; does nothing in RESET or ERR.  The requester calls it after a
+ * fatal error, outside its lock.
+ */
+void sroce_qp_error(struct sroce_qp *qp);
+
+/*
+ * The receive queue, for the responder (softirq or process context).
+ * sroce_rq_fetch() copies the oldest posted WQE into @rwqe without
+ * consuming it: 0, -ENOENT if the RQ is empty, -ESHUTDOWN once the RQ is
+ * being flushed, -EIO if the ring indices are corrupt, -EINVAL if the WQE
+ * itself is invalid (rwqe->wr_id is set: complete it in error).
+ * sroce_rq_complete() posts @wc for that WQE to the receive CQ and
+ * consumes it, unless a flush already completed it.
+ */
+int sroce_rq_fetch(struct sroce_qp *qp, struct sroce_rwqe *rwqe);
+void sroce_rq_complete(struct sroce_qp *qp, const struct ib_uverbs_wc *wc,
+		       bool solicited);
+
+#endif /* SROCE_QP_H */

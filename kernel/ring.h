@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * ring.h - the rings of CQs, send and receive queues (layout in
+ * uapi/sroce-abi.h: a 256-byte header, then 2^n slots).
+ *
+ * A user object's ring is vmalloc_user() memory mapped into the process:
+ * the peer's index and every slot the peer writes are hostile, so the
+ * kernel keeps its own copy of the index it owns, checks the peer's index
+ * against it (sroce_ring_published(), sroce_ring_room()), and copies a slot
+ * into kernel memory before it validates it.  A kernel object's ring is
+ * ordinary kernel memory with the same layout, so kernel and user objects
+ * share the datapath.
+ */
+#ifndef SROCE_RING_H
+#define SROCE_RING_H
+
+#include <asm/barrier.h>
+#include <linux/types.h>
+#include <rdma/ib_verbs.h>
+
+#include "uapi/sroce-abi.h"
+
+struct sroce_ring {
+	struct sroce_ring_hdr *hdr;	/* NULL: the ring is not present */
+	void *slots;
+	u32 mask;			/* entries - 1 */
+	u32 log2_entries;
+	u32 entry_size;
+	u32 buf_size;			/* header + slots, page aligned */
+	/* User rings: the mmap entry owns the memory (see ucontext.c). */
+	struct rdma_user_mmap_entry *mentry;
+	u64 mmap_offset;
+};
+
+/*
+ * Allocate a ring of at least @min_entries (rounded up to a power of two)
+ * slots of @entry_size bytes (a power of two >= 64), mapped for @uctx if
+ * it is not NULL.  Indices start at 0.
+ */
+int sroce_ring_alloc(struct sroce_ring *ring, struct ib_ucontext *uctx,
+		     u32 min_entries, u32 entry_size);
+void sroce_ring_free(struct sroce_ring *ring);
+void sroce_ring_get_info(const struct sroce_ring *ring,
+			 struct sroce_ring_info *info);
+
+static inline bool sroce_ring_present(const struct sroce_ring *ring)
+{
+	return ring->hdr;
+}
+
+static inline u32 sroce_ring_size(const struct sroce_ring *ring)
+{
+	return ring->mask + 1;
+}
+
+static inline u32 sroce_ring_entry_size(const struct sroce_ring *ring)
+{
+	return ring->entry_size;
+}
+
+static inline void *sroce_ring_slot(const struct sroce_ring *ring, u32 index)
+{
+	return ring->slots + (size_t)(index & ring->mask) * ring->entry_size;
+}
+
+/* Acquire: slot contents published before the index are visible. */
+static inline u32 sroce_ring_producer(const struct sroce_ring *ring)
+{
+	/* Pairs with the producer's release store of the index. */
+	return smp_load_acquire(&ring->hdr->producer);
+}
+
+static inline u32 sroce_ring_consumer(const struct sroce_ring *ring)
+{
+	/* Pairs with the consumer's release store: the slots are free. */
+	return smp_load_acquire(&ring->hdr->consumer);
+}
+
+/* Release: everything written to the slots before is visible first. */
+static inline void sroce_ring_set_producer(struct sroce_ring *ring, u32 index)
+{
+	/* Pairs with sroce_ring_producer() / the provider's acquire load. */
+	smp_store_release(&ring->hdr->producer, index);
+}
+
+static inline void sroce_ring_set_consumer(struct sroce_ring *ring, u32 index)
+{
+	/* Our reads of the slots happen before the peer may reuse them. */
+	smp_store_release(&ring->hdr->consumer, index);
+}
+
+/*
+ * We consume, and @consumer is our own index: how many slots has the peer
+ * published?  U32_MAX when its producer index is more than one ring ahead
+ * (a corrupt or hostile peer).
+ */
+static inline u32 sroce_ring_published(const struct sroce_ring *ring,
+				       u32 consumer)
+{
+	u32 n = sroce_ring_producer(ring) - consumer;
+
+	return n > sroce_ring_size(ring) ? U32_MAX : n;
+}
+
+/*
+ * We produce, and @producer is our own index: how many slots are free?
+ * U32_MAX when the peer's consumer index is not within one ring behind
+ * @producer.
+ */
+static inline u32 sroce_ring_room(const struct sroce_ring *ring, u32 producer)
+{
+	u32 used = producer - sroce_ring_consumer(ring);
+
+	return used > sroce_ring_size(ring) ? U32_MAX :
+	       sroce_ring_size(ring) - used;
+}
+
+#endif /* SROCE_RING_H */
