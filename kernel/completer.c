@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Responses to our requests -> retired send WQEs.
+ *
+ * sroce_completer_rcv() takes one response packet through these states:
+ *
+ *   accept     the QP is an RC QP that sends, and the PSN is one we sent
+ *              and is not yet acknowledged: [comp.psn, psn_max).  Anything
+ *              else is a duplicate or a ghost and is dropped.
+ *   ack before every response acknowledges the request PSNs before its
+ *              own: retire the SEND/WRITE WQEs that ends there.  A READ or
+ *              atomic among them lost its response: go back to it.
+ *   dispatch   by kind: ACK (acknowledge through its PSN), NAK (go back,
+ *              wait for RNR, or fail the WQE), READ response (scatter the
+ *              payload at the offset its PSN names), atomic ACK (store
+ *              the original value).
+ *   finish     if comp.psn moved, the requester's retry counters and timer
+ *              start over; kick the requester (the window moved, a fence
+ *              or the max_rd_atomic limit may have lifted).
+ *
+ * Only correct, in-order responses make progress; anything surprising is
+ * dropped and left to the retransmit timer, which either recovers or
+ * fails the oldest WQE with IB_WC_RETRY_EXC_ERR.
+ */
+#include <linux/skbuff.h>
+
+#include "completer.h"
+#include "cq.h"
+#include "opcode.h"
+#include "pkt.h"
+#include "psn.h"
+#include "qp.h"
+#include "requester.h"
+#include "ring.h"
+#include "sroce.h"
+
+/* Completions: the send CQ, in SQ order ---------------------------------- */
+
+static u8 sroce_comp_wc_opcode(u8 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_UVERBS_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_UVERBS_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_UVERBS_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_UVERBS_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_UVERBS_WC_LOCAL_INV;
+	default:
+		return IB_UVERBS_WC_SEND;
+	}
+}
+
+static void sroce_comp_post_cqe(struct sroce_qp *qp, struct sroce_swqe *swqe,
+				enum ib_wc_status status)
+{
+	struct ib_uverbs_wc wc = {
+		.wr_id = swqe->wr_id,
+		.status = status,
+		.qp_num = qp->ibqp.qp_num,
+	};
+
+	/* Only wr_id, status and qp_num are defined for an error. */
+	if (status == IB_WC_SUCCESS) {
+		wc.opcode = sroce_comp_wc_opcode(swqe->opcode);
+		wc.byte_len = swqe->length;
+	}
+	sroce_cq_post(to_scq(qp->ibqp.send_cq), &wc, false);
+}
+
+/*
+ * Retire the WQE at the tail: a CQE if it was signaled (or the QP signals
+ * all) or failed (errors always complete), then hand the ring slot back.
+ */
+void sroce_comp_retire(struct sroce_qp *qp, enum ib_wc_status status)
+{
+	struct sroce_requester *req = &qp->req;
+	struct sroce_swqe *swqe = sroce_req_swqe(qp, req->tail);
+
+	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
+	    (swqe->flags & SROCE_SEND_SIGNALED))
+		sroce_comp_post_cqe(qp, swqe, status);
+	if (swqe->rd_atomic_held) {
+		swqe->rd_atomic_held = false;
+		req->rd_atomic--;
+	}
+	req->tail++;
+	sroce_ring_set_consumer(&qp->sq, req->tail);
+}
+
+/* Acknowledgment state ---------------------------------------------------- */
+
+/* Result of looking at one response. */
+struct sroce_comp_ctx {
+	bool progress;		/* comp.psn moved */
+};
+
+static void sroce_comp_advance(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
+			       u32 psn)
+{
+	qp->comp.psn = psn;
+	qp->comp.retry_started = false;
+	ctx->progress = true;
+}
+
+/*
+ * Responses were lost (a gap in the PSNs, or an ACK past a READ or atomic
+ * whose response never came): resend from comp.psn.  Once per burst: the
+ * rest of the out-of-order responses of the same burst are dropped
+ * quietly until comp.psn moves again.
+ */
+static void sroce_comp_missing(struct sroce_qp *qp)
+{
+	struct sroce_completer *comp = &qp->comp;
+
+	atomic64_inc(&qp->sdev->stats.comp_out_of_order);
+	if (comp->retry_started)
+		return;
+	comp->retry_started = true;
+	if (!sroce_req_use_retry(qp)) {
+		atomic64_inc(&qp->sdev->stats.req_retry_exceeded);
+		sroce_req_fail(qp, qp->req.tail, IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	sroce_req_send_from(qp, comp->psn);
+}
+
+/*
+ * The responder received every request PSN before @end.  Retire the SEND
+ * and WRITE WQEs that end before it; stop at the WQE @end falls in.
+ * Returns false if a READ or atomic ends before @end: responses come in
+ * order, so its response was lost.
+ */
+static bool sroce_comp_ack_before(struct sroce_qp *qp,
+				  struct sroce_comp_ctx *ctx, u32 end)
+{
+	struct sroce_requester *req = &qp->req;
+
+	while (req->tail != req->head) {
+		struct sroce_swqe *swqe = sroce_req_swqe(qp, req->tail);
+
+		if (!sroce_psn_before(swqe->first_psn, end))
+			break;			/* nothing of it is covered */
+		if (!sroce_psn_before(swqe->last_psn, end)) {
+			/* Partly covered: a SEND/WRITE moves on. */
+			if (!sroce_swqe_needs_response(swqe) &&
+			    sroce_psn_before(qp->comp.psn, end))
+				sroce_comp_advance(qp, ctx, end);
+			break;
+		}
+		if (sroce_swqe_needs_response(swqe))
+			return false;
+		sroce_comp_advance(qp, ctx, sroce_psn_next(swqe->last_psn));
+		sroce_comp_retire(qp, IB_WC_SUCCESS);
+	}
+	return true;
+}
+
+/* Dispatch by response kind ----------------------------------------------- */
+
+static u8 sroce_comp_syndrome(struct sk_buff *skb)
+{
+	return sroce_aeth_syndrome(sroce_pkt_hdr(skb, SROCE_HDR_AETH));
+}
+
+/* ACK: everything up to and including its PSN arrived. */
+static void sroce_comp_ack(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
+			   u32 psn)
+{
+	if (!sroce_comp_ack_before(qp, ctx, sroce_psn_next(psn)))
+		sroce_comp_missing(qp);
+}
+
+static enum ib_wc_status sroce_comp_nak_status(unsigned int code)
+{
+	switch (code) {
+	case SROCE_NAK_INVALID_REQ:
+		return IB_WC_REM_INV_REQ_ERR;
+	case SROCE_NAK_REM_ACCESS_ERR:
+		return IB_WC_REM_ACCESS_ERR;
+	case SROCE_NAK_INVALID_RD_REQ:
+		return IB_WC_REM_INV_RD_REQ_ERR;
+	case SROCE_NAK_REM_OP_ERR:
+	default:
+		/* Reserved codes: the responder failed in a way we cannot name. */
+		return IB_WC_REM_OP_ERR;
+	}
+}
+
+/*
+ * NAK at @psn: everything before it arrived, the request at @psn did not
+ * execute.  A sequence error means packets were lost on the way: resend
+ * from @psn (the responder NAKs once per lost sequence).  The other codes
+ * are fatal: the WQE at @psn fails, the QP goes to ERR.
+ */
+static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
+			   u32 psn, unsigned int code)
+{
+	if (!sroce_comp_ack_before(qp, ctx, psn)) {
+		sroce_comp_missing(qp);
+		return;
+	}
+	if (code != SROCE_NAK_PSN_SEQ_ERR) {
+		atomic64_inc(&qp->sdev->stats.comp_naks_fatal);
+		sroce_req_fail(qp, qp->req.tail, sroce_comp_nak_status(code));
+		return;
+	}
+
+	atomic64_inc(&qp->sdev->stats.comp_naks_seq);
+	/*
+	 * After an RNR NAK the responder sees the packets we had pipelined
+	 * behind the refused one as out of sequence: this NAK is its echo,
+	 * and the resend is already scheduled.
+	 */
+	if (qp->req.rnr_wait && psn == qp->comp.psn)
+		return;
+	if (!sroce_req_use_retry(qp)) {
+		atomic64_inc(&qp->sdev->stats.req_retry_exceeded);
+		sroce_req_fail(qp, qp->req.tail, IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	qp->comp.retry_started = true;
+	sroce_req_send_from(qp, qp->comp.psn);
+}
+
+/* RNR NAK at @psn: no receive WQE was ready; wait, then resend from it. */
+static void sroce_comp_rnr(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
+			   u32 psn, unsigned int timer_code)
+{
+	if (!sroce_comp_ack_before(qp, ctx, psn)) {
+		sroce_comp_missing(qp);
+		return;
+	}
+	atomic64_inc(&qp->sdev->stats.comp_rnr_naks);
+	sroce_req_rnr_wait(qp, qp->comp.psn, timer_code);
+}
+
+static void sroce_comp_ack_or_nak(struct sroce_qp *qp,
+				  struct sroce_comp_ctx *ctx,
+				  struct sk_buff *skb, u32 psn)
+{
+	u8 syndrome = sroce_comp_syndrome(skb);
+	unsigned int value = syndrome & SROCE_AETH_VALUE_MASK;
+
+	switch (syndrome & SROCE_AETH_TYPE_MASK) {
+	case SROCE_AETH_ACK:
+		sroce_comp_ack(qp, ctx, psn);
+		break;
+	case SROCE_AETH_RNR_NAK:
+		sroce_comp_rnr(qp, ctx, psn, value);
+		break;
+	case SROCE_AETH_NAK:
+		sroce_comp_nak(qp, ctx, psn, value);
+		break;
+	default:
+		/* Reserved syndrome types. */
+		atomic64_inc(&qp->sdev->stats.comp_dropped);
+		break;
+	}
+}
+
+/*
+ * Before a READ response or atomic ACK at @psn is used: acknowledge what
+ * precedes it, and check that it is the response we wait for, for a WQE
+ * of the right kind.  Returns that WQE, or NULL (dropped or missing).
+ */
+static struct sroce_swqe *sroce_comp_expect(struct sroce_qp *qp,
+					    struct sroce_comp_ctx *ctx,
+					    struct sk_buff *skb, u32 psn,
+					    bool (*kind)(const struct sroce_swqe *))
+{
+	struct sroce_swqe *swqe;
+
+	if (!sroce_comp_ack_before(qp, ctx, psn) ||
+	    sroce_psn_before(qp->comp.psn, psn)) {
+		sroce_comp_missing(qp);
+		return NULL;
+	}
+	swqe = sroce_req_swqe(qp, qp->req.tail);
+	if (!kind(swqe) ||
+	    (sroce_opcode_has(SROCE_PKT(skb)->opcode, SROCE_HDR_AETH) &&
+	     (sroce_comp_syndrome(skb) & SROCE_AETH_TYPE_MASK) != SROCE_AETH_ACK)) {
+		/* A response that matches no request of ours. */
+		atomic64_inc(&qp->sdev->stats.comp_dropped);
+		return NULL;
+	}
+	return swqe;
+}
+
+/*
+ * READ response at @psn: its payload is the message bytes from offset
+ * (psn - first_psn) * MTU.  Every packet but the last carries exactly one
+ * MTU, the last one the rest; FIRST and MIDDLE may not be last, LAST and
+ * ONLY must be.  The opcode is not checked against the start of the
+ * request: after a READ was restarted in the middle, the new response
+ * begins with FIRST at a PSN an old MIDDLE may also arrive with, and both
+ * carry the same bytes.
+ */
+static void sroce_comp_read_resp(struct sroce_qp *qp,
+				 struct sroce_comp_ctx *ctx,
+				 struct sk_buff *skb, u32 psn)
+{
+	struct sroce_pkt *pkt = SROCE_PKT(skb);
+	struct sroce_swqe *swqe;
+	enum ib_wc_status status;
+	bool last, ends;
+	u64 offset;
+	u32 len;
+
+	swqe = sroce_comp_expect(qp, ctx, skb, psn, sroce_swqe_is_read);
+	if (!swqe)
+		return;
+
+	offset = (u64)((psn - swqe->first_psn) & SROCE_PSN_MASK) * qp->req.mtu;
+	last = psn == swqe->last_psn;
+	ends = sroce_opcodes[pkt->opcode].flags & SROCE_OPF_LAST;
+	len = last ? swqe->length - offset : qp->req.mtu;
+	if (last != ends || pkt->paylen != len) {
+		atomic64_inc(&qp->sdev->stats.comp_dropped);
+		return;
+	}
+
+	status = sroce_swqe_copy_sges(qp, swqe, offset, sroce_pkt_payload(skb),
+				      len, SROCE_TO_MR);
+	if (status != IB_WC_SUCCESS) {
+		sroce_req_fail(qp, qp->req.tail, status);
+		return;
+	}
+	sroce_comp_advance(qp, ctx, sroce_psn_next(psn));
+	if (last)
+		sroce_comp_retire(qp, IB_WC_SUCCESS);
+}
+
+/* Atomic ACK: the original value goes to the WQE's 8-byte local buffer. */
+static void sroce_comp_atomic_ack(struct sroce_qp *qp,
+				  struct sroce_comp_ctx *ctx,
+				  struct sk_buff *skb, u32 psn)
+{
+	struct sroce_atmack *atmack = sroce_pkt_hdr(skb, SROCE_HDR_ATMACK);
+	struct sroce_swqe *swqe;
+	enum ib_wc_status status;
+	u64 orig;
+
+	swqe = sroce_comp_expect(qp, ctx, skb, psn, sroce_swqe_is_atomic);
+	if (!swqe)
+		return;
+
+	/* The verbs return it in host order, like any local 64-bit value. */
+	orig = be64_to_cpu(atmack->orig);
+	status = sroce_swqe_copy_sges(qp, swqe, 0, &orig, sizeof(orig),
+				      SROCE_TO_MR);
+	if (status != IB_WC_SUCCESS) {
+		sroce_req_fail(qp, qp->req.tail, status);
+		return;
+	}
+	sroce_comp_advance(qp, ctx, sroce_psn_next(psn));
+	sroce_comp_retire(qp, IB_WC_SUCCESS);
+}
+
+/*
+ * Is @psn one we sent and that is not acknowledged yet?  Responses to
+ * retransmitted requests that were already answered land before comp.psn
+ * (duplicates); PSNs at or past psn_max were never sent (ghosts, e.g.
+ * from a previous QP with the same number).
+ */
+static bool sroce_comp_accept(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_requester *req = &qp->req;
+
+	if (req->dying || !req->shadow || !req->started || req->error)
+		return false;
+	if (sroce_psn_in_range(psn, qp->comp.psn,
+			       (req->psn_max - qp->comp.psn) & SROCE_PSN_MASK))
+		return true;
+	atomic64_inc(sroce_psn_before(psn, qp->comp.psn) ?
+		     &qp->sdev->stats.comp_duplicates :
+		     &qp->sdev->stats.comp_ghosts);
+	return false;
+}
+
+static void sroce_comp_dispatch(struct sroce_qp *qp,
+				struct sroce_comp_ctx *ctx,
+				struct sk_buff *skb, u32 psn)
+{
+	switch (sroce_opcodes[SROCE_PKT(skb)->opcode].kind) {
+	case SROCE_OPK_ACK:
+		sroce_comp_ack_or_nak(qp, ctx, skb, psn);
+		break;
+	case SROCE_OPK_READ_RESP:
+		sroce_comp_read_resp(qp, ctx, skb, psn);
+		break;
+	case SROCE_OPK_ATOMIC_ACK:
+		sroce_comp_atomic_ack(qp, ctx, skb, psn);
+		break;
+	default:
+		/* recv.c sends only response opcodes here. */
+		atomic64_inc(&qp->sdev->stats.comp_dropped);
+		break;
+	}
+}
+
+/*
+ * Receive hook for response opcodes, from the receive softirq.  recv.c
+ * has checked the headers, the ICRC, the opcode (a valid RC response
+ * opcode) and the lengths; the PSN and its meaning are checked here.
+ */
+void sroce_completer_rcv(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	struct sroce_requester *req = &qp->req;
+	struct sroce_comp_ctx ctx = { };
+	u32 psn = SROCE_PKT(skb)->psn;
+
+	spin_lock_bh(&req->lock);
+	if (qp->ibqp.qp_type == IB_QPT_RC && sroce_comp_accept(qp, psn))
+		sroce_comp_dispatch(qp, &ctx, skb, psn);
+	if (ctx.progress && !req->error)
+		sroce_req_acked(qp);
+	/* Have the requester look: the window may be open, the QP failed. */
+	set_bit(SROCE_REQ_KICK, &req->pending);
+	spin_unlock_bh(&req->lock);
+
+	sroce_req_run(qp);
+	consume_skb(skb);
+}
+
+/* At QP creation, from sroce_requester_init(). */
+void sroce_completer_init(struct sroce_qp *qp)
+{
+	qp->comp.psn = 0;
+	qp->comp.retry_started = false;
+}

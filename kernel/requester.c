@@ -1,0 +1,1092 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Send queue WQEs -> request packets, and their recovery.
+ *
+ * One requester pass (sroce_req_pass()) repeats one step until it runs out
+ * of work, hits a limit, or has sent SROCE_REQ_BUDGET packets:
+ *
+ *   fetch   cur == head: copy the next published ring slot into its shadow
+ *           slot and validate it (sroce_req_fetch()); wait if a fence or
+ *           the max_rd_atomic limit says so; give it its PSN range.
+ *   send    build the packet at req.psn of WQE cur from the shadow and
+ *           send it (sroce_req_send()); past the last PSN of cur, cur++.
+ *
+ * Nothing but the position (cur, psn) says what to send next, so the
+ * recovery paths only move it: a retransmit timeout or a NAK rewinds it to
+ * the oldest unacknowledged PSN (go-back-N, sroce_req_send_from()), an ACK
+ * that overtakes it moves it forward.  The completer retires WQEs from the
+ * tail; see requester.h for the indices and the locking.
+ *
+ * Errors.  A WQE that fails validation or a local memory access stops
+ * the requester at that WQE, but the older ones are on the wire and still
+ * complete normally; it fails once it is the oldest
+ * (sroce_req_local_error()).  A WQE the completer fails (remote error,
+ * retries exhausted) is the oldest already.  Failing retires it with its
+ * status and everything younger with IB_WC_WR_FLUSH_ERR (sroce_req_fail());
+ * the requester then asks qp.c to move the QP to ERR, outside its lock
+ * (sroce_qp_error() calls back into sroce_requester_flush(), which is
+ * idempotent).
+ *
+ * Teardown (sroce_requester_cleanup(), from QP destroy, process context):
+ * mark the requester dying and take the shadow away under the lock, so a
+ * completer or timer that still runs finds nothing to do; shut down both
+ * timers (no re-arming after that); cancel the work item (a pass checks
+ * "dying" under the lock before it queues it); free the shadow.
+ */
+#include <linux/jiffies.h>
+#include <linux/minmax.h>
+#include <linux/slab.h>
+
+#include "completer.h"
+#include "cq.h"
+#include "mr.h"
+#include "opcode.h"
+#include "pkt.h"
+#include "psn.h"
+#include "qp.h"
+#include "requester.h"
+#include "ring.h"
+#include "sroce.h"
+
+static struct workqueue_struct *sroce_req_wq;
+
+/*
+ * WQ_MEM_RECLAIM: storage ULPs (nvme-rdma, NFS/RDMA) may need a send to
+ * complete to free memory.  WQ_HIGHPRI: the work item continues sends
+ * that a caller started; it should not queue behind ordinary work.
+ */
+int sroce_requester_module_init(void)
+{
+	sroce_req_wq = alloc_workqueue("sroce_req", WQ_HIGHPRI | WQ_UNBOUND |
+				       WQ_MEM_RECLAIM, 0);
+	return sroce_req_wq ? 0 : -ENOMEM;
+}
+
+void sroce_requester_module_exit(void)
+{
+	destroy_workqueue(sroce_req_wq);
+}
+
+/* ---- the send queue ring -------------------------------------------------- */
+
+/*
+ * The number of WQEs published and not yet fetched.  The producer index is
+ * the other side's word: anything more than one ring ahead of the tail is
+ * a lie, and the QP is treated as having nothing new rather than reading
+ * slots the producer still owns.
+ */
+static u32 sroce_sq_published(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	u32 producer = sroce_ring_producer(&qp->sq);
+
+	if (producer - req->tail > req->sq_mask + 1)
+		return 0;
+	return producer - req->head;
+}
+
+static const struct sroce_send_wqe *sroce_sq_slot(struct sroce_qp *qp,
+						  u32 index)
+{
+	return sroce_ring_slot(&qp->sq, index);
+}
+
+static u32 sroce_sq_slot_size(struct sroce_qp *qp)
+{
+	return sroce_ring_entry_size(&qp->sq);
+}
+
+/* ---- shadow WQEs -------------------------------------------------------- */
+
+struct sroce_swqe *sroce_req_swqe(struct sroce_qp *qp, u32 index)
+{
+	struct sroce_requester *req = &qp->req;
+
+	return req->shadow + (size_t)(index & req->sq_mask) * req->stride;
+}
+
+/* May a QP of @type carry @opcode (the transports of IBA table 38)? */
+static bool sroce_swqe_opcode_ok(enum ib_qp_type type, u8 opcode)
+{
+	switch (opcode) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return type == IB_QPT_RC || type == IB_QPT_UC;
+	case IB_UVERBS_WR_SEND_WITH_INV:
+	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return type == IB_QPT_RC;
+	default:
+		/*
+		 * TODO: local operations (LOCAL_INV, REG_MR, BIND_MW) need
+		 * MR invalidation state that mr.c does not have yet; UD
+		 * sends need the address handle table.  Until then they
+		 * complete with IB_WC_LOC_QP_OP_ERR.
+		 */
+		return false;
+	}
+}
+
+/* Only the opcodes that send payload may carry it inline. */
+static bool sroce_swqe_may_inline(u8 opcode)
+{
+	return opcode == IB_UVERBS_WR_SEND ||
+	       opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+	       opcode == IB_UVERBS_WR_SEND_WITH_INV ||
+	       opcode == IB_UVERBS_WR_RDMA_WRITE ||
+	       opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+}
+
+/* The fixed part: opcode, flags and the opcode's own fields. */
+static enum ib_wc_status sroce_swqe_copy_fixed(struct sroce_qp *qp,
+					       const struct sroce_send_wqe *wqe,
+					       struct sroce_swqe *swqe)
+{
+	swqe->wr_id = wqe->wr_id;
+	swqe->opcode = wqe->opcode;
+	swqe->flags = wqe->flags & (SROCE_SEND_FENCE | SROCE_SEND_SIGNALED |
+				    SROCE_SEND_SOLICITED | SROCE_SEND_INLINE);
+	swqe->num_sge = 0;
+	swqe->length = 0;
+	swqe->status = IB_WC_SUCCESS;
+	swqe->rd_atomic_held = false;
+
+	if (!sroce_swqe_opcode_ok(qp->ibqp.qp_type, swqe->opcode))
+		return IB_WC_LOC_QP_OP_ERR;
+	if (!sroce_swqe_may_inline(swqe->opcode))
+		swqe->flags &= ~SROCE_SEND_INLINE;
+
+	swqe->imm_data = wqe->ex.imm_data;
+	swqe->inv_rkey = wqe->ex.invalidate_rkey;
+	if (sroce_swqe_is_atomic(swqe)) {
+		swqe->remote_addr = wqe->wr.atomic.remote_addr;
+		swqe->rkey = wqe->wr.atomic.rkey;
+		swqe->compare_add = wqe->wr.atomic.compare_add;
+		swqe->swap = wqe->wr.atomic.swap;
+	} else {
+		swqe->remote_addr = wqe->wr.rdma.remote_addr;
+		swqe->rkey = wqe->wr.rdma.rkey;
+	}
+	return IB_WC_SUCCESS;
+}
+
+/* The variable part: inline bytes or the SGE list, and the total length. */
+static enum ib_wc_status sroce_swqe_copy_data(struct sroce_qp *qp,
+					      const struct sroce_send_wqe *wqe,
+					      u32 inline_len, u8 num_sge,
+					      struct sroce_swqe *swqe)
+{
+	struct sroce_requester *req = &qp->req;
+	struct sroce_sge *sge = sroce_swqe_sges(swqe);
+	u64 total = 0;
+	unsigned int i;
+
+	if (swqe->flags & SROCE_SEND_INLINE) {
+		if (inline_len > req->max_inline)
+			return IB_WC_LOC_LEN_ERR;
+		memcpy(swqe->data, wqe + 1, inline_len);
+		swqe->length = inline_len;
+		return IB_WC_SUCCESS;
+	}
+
+	if (num_sge > req->max_sge)
+		return IB_WC_LOC_LEN_ERR;
+	memcpy(sge, wqe + 1, num_sge * sizeof(*sge));
+	swqe->num_sge = num_sge;
+	/* The sum of 255 u32 lengths cannot overflow a u64. */
+	for (i = 0; i < num_sge; i++)
+		total += sge[i].length;
+	if (total > SROCE_MAX_MSG_SIZE)
+		return IB_WC_LOC_LEN_ERR;
+	swqe->length = total;
+
+	/* Atomics read and write exactly one 8-byte word. */
+	if (sroce_swqe_is_atomic(swqe) && total != sizeof(u64))
+		return IB_WC_LOC_LEN_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/*
+ * Copy ring slot @index into its shadow slot, once, and validate the copy.
+ * Everything read from the slot is read exactly once: the producer may
+ * rewrite it while we look.
+ */
+static enum ib_wc_status sroce_swqe_copy(struct sroce_qp *qp, u32 index,
+					 struct sroce_swqe *swqe)
+{
+	const struct sroce_send_wqe *wqe = sroce_sq_slot(qp, index);
+	u32 inline_len = READ_ONCE(wqe->inline_len);
+	u8 num_sge = READ_ONCE(wqe->num_sge);
+	enum ib_wc_status status;
+
+	status = sroce_swqe_copy_fixed(qp, wqe, swqe);
+	if (status != IB_WC_SUCCESS)
+		return status;
+	return sroce_swqe_copy_data(qp, wqe, inline_len, num_sge, swqe);
+}
+
+/*
+ * Copy @len bytes between @buf and the message of @swqe at byte @offset:
+ * the inline data, or the local memory its SGEs name.  Every SGE is looked
+ * up and checked each time: the MR may have been deregistered since the
+ * WQE was posted, and holding MR references across round trips would
+ * make deregistration wait for the network.
+ */
+enum ib_wc_status sroce_swqe_copy_sges(struct sroce_qp *qp,
+				       struct sroce_swqe *swqe, u64 offset,
+				       void *buf, u32 len,
+				       enum sroce_copy_dir dir)
+{
+	int access = dir == SROCE_TO_MR ? IB_ACCESS_LOCAL_WRITE : 0;
+	struct sroce_sge *sge = sroce_swqe_sges(swqe);
+	unsigned int i;
+
+	if (offset + len > swqe->length)
+		return IB_WC_LOC_LEN_ERR;
+	if (swqe->flags & SROCE_SEND_INLINE) {
+		/* Inline data only ever leaves: may_inline() excludes reads. */
+		memcpy(buf, swqe->data + offset, len);
+		return IB_WC_SUCCESS;
+	}
+
+	for (i = 0; i < swqe->num_sge && len; i++) {
+		struct sroce_mr *mr;
+		u32 chunk;
+
+		if (offset >= sge[i].length) {
+			offset -= sge[i].length;
+			continue;
+		}
+		chunk = min_t(u64, len, sge[i].length - offset);
+		mr = sroce_mr_get(qp->sdev, sge[i].lkey);
+		if (!mr)
+			return IB_WC_LOC_PROT_ERR;
+		if (sroce_mr_check(mr, qp->ibqp.pd, sge[i].addr + offset,
+				   chunk, access)) {
+			sroce_mr_put(mr);
+			return IB_WC_LOC_PROT_ERR;
+		}
+		sroce_mr_copy(mr, sge[i].addr + offset, buf, chunk, dir);
+		sroce_mr_put(mr);
+		buf += chunk;
+		len -= chunk;
+		offset = 0;
+	}
+	return len ? IB_WC_LOC_LEN_ERR : IB_WC_SUCCESS;
+}
+
+/*
+ * Check every SGE of a freshly fetched WQE, so that a bad lkey fails the
+ * WQE before any of its packets leaves (later lookups still check).
+ */
+static enum ib_wc_status sroce_swqe_check_sges(struct sroce_qp *qp,
+					       struct sroce_swqe *swqe)
+{
+	int access = sroce_swqe_needs_response(swqe) ? IB_ACCESS_LOCAL_WRITE : 0;
+	struct sroce_sge *sge = sroce_swqe_sges(swqe);
+	unsigned int i;
+
+	for (i = 0; i < swqe->num_sge; i++) {
+		struct sroce_mr *mr;
+		int err;
+
+		if (!sge[i].length)
+			continue;
+		mr = sroce_mr_get(qp->sdev, sge[i].lkey);
+		if (!mr)
+			return IB_WC_LOC_PROT_ERR;
+		err = sroce_mr_check(mr, qp->ibqp.pd, sge[i].addr,
+				     sge[i].length, access);
+		sroce_mr_put(mr);
+		if (err)
+			return IB_WC_LOC_PROT_ERR;
+	}
+	return IB_WC_SUCCESS;
+}
+
+/* PSNs the WQE uses: its request packets, or a READ's response packets. */
+static u32 sroce_swqe_npkts(const struct sroce_swqe *swqe, u32 mtu)
+{
+	if (sroce_swqe_is_atomic(swqe))
+		return 1;
+	return max(1U, DIV_ROUND_UP(swqe->length, mtu));
+}
+
+/* ---- packets ------------------------------------------------------------ */
+
+/*
+ * The packet opcodes of each WQE opcode by position in the message, as
+ * data: RC values; UC ones differ only in the transport bits.
+ */
+struct sroce_req_ops {
+	u8 first, middle, last, only;
+};
+
+#define SROCE_REQ_OPS(f, m, l, o)					\
+	{ SROCE_OP_RC_##f, SROCE_OP_RC_##m, SROCE_OP_RC_##l, SROCE_OP_RC_##o }
+
+static const struct sroce_req_ops sroce_req_ops[] = {
+	[IB_UVERBS_WR_SEND] =
+		SROCE_REQ_OPS(SEND_FIRST, SEND_MIDDLE, SEND_LAST, SEND_ONLY),
+	[IB_UVERBS_WR_SEND_WITH_IMM] =
+		SROCE_REQ_OPS(SEND_FIRST, SEND_MIDDLE,
+			      SEND_LAST_WITH_IMMEDIATE,
+			      SEND_ONLY_WITH_IMMEDIATE),
+	[IB_UVERBS_WR_SEND_WITH_INV] =
+		SROCE_REQ_OPS(SEND_FIRST, SEND_MIDDLE,
+			      SEND_LAST_WITH_INVALIDATE,
+			      SEND_ONLY_WITH_INVALIDATE),
+	[IB_UVERBS_WR_RDMA_WRITE] =
+		SROCE_REQ_OPS(RDMA_WRITE_FIRST, RDMA_WRITE_MIDDLE,
+			      RDMA_WRITE_LAST, RDMA_WRITE_ONLY),
+	[IB_UVERBS_WR_RDMA_WRITE_WITH_IMM] =
+		SROCE_REQ_OPS(RDMA_WRITE_FIRST, RDMA_WRITE_MIDDLE,
+			      RDMA_WRITE_LAST_WITH_IMMEDIATE,
+			      RDMA_WRITE_ONLY_WITH_IMMEDIATE),
+	[IB_UVERBS_WR_RDMA_READ] =
+		SROCE_REQ_OPS(RDMA_READ_REQUEST, RDMA_READ_REQUEST,
+			      RDMA_READ_REQUEST, RDMA_READ_REQUEST),
+	[IB_UVERBS_WR_ATOMIC_CMP_AND_SWP] =
+		SROCE_REQ_OPS(COMPARE_SWAP, COMPARE_SWAP, COMPARE_SWAP,
+			      COMPARE_SWAP),
+	[IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD] =
+		SROCE_REQ_OPS(FETCH_ADD, FETCH_ADD, FETCH_ADD, FETCH_ADD),
+};
+
+#define SROCE_OP_TRANSPORT_UC	(SROCE_OP_UC_SEND_FIRST - SROCE_OP_RC_SEND_FIRST)
+
+static u8 sroce_req_opcode(struct sroce_qp *qp, const struct sroce_swqe *swqe,
+			   bool first, bool last)
+{
+	const struct sroce_req_ops *ops = &sroce_req_ops[swqe->opcode];
+	u8 op;
+
+	if (first)
+		op = last ? ops->only : ops->first;
+	else
+		op = last ? ops->last : ops->middle;
+	if (qp->ibqp.qp_type == IB_QPT_UC)
+		op += SROCE_OP_TRANSPORT_UC;
+	return op;
+}
+
+/* Where a packet at @psn of @swqe sits, derived from the PSN alone. */
+struct sroce_req_pos {
+	u64 offset;		/* first message byte it stands for */
+	u32 paylen;		/* payload bytes it carries */
+	bool first;
+	bool last;
+};
+
+static void sroce_req_position(struct sroce_requester *req,
+			       const struct sroce_swqe *swqe, u32 psn,
+			       struct sroce_req_pos *pos)
+{
+	u32 index = (psn - swqe->first_psn) & SROCE_PSN_MASK;
+
+	pos->offset = (u64)index * req->mtu;
+	pos->first = psn == swqe->first_psn;
+	pos->last = psn == swqe->last_psn;
+	if (sroce_swqe_needs_response(swqe))
+		pos->paylen = 0;
+	else if (pos->last)
+		pos->paylen = swqe->length - pos->offset;
+	else
+		pos->paylen = req->mtu;
+	/* A READ is one request for everything from @psn on. */
+	if (sroce_swqe_is_read(swqe))
+		pos->last = true;
+}
+
+/* AckReq on the last packet of a message and every few packets. */
+static u32 sroce_req_pkt_flags(struct sroce_requester *req,
+			       const struct sroce_swqe *swqe,
+			       const struct sroce_req_pos *pos)
+{
+	u32 flags = 0;
+
+	if (pos->last || ++req->noack_pkts >= SROCE_REQ_ACKREQ_EVERY) {
+		flags |= SROCE_PKT_ACKREQ;
+		req->noack_pkts = 0;
+	}
+	/* SE is meaningful on the packet that completes a receive WQE. */
+	if (pos->last && (swqe->flags & SROCE_SEND_SOLICITED) &&
+	    (swqe->opcode == IB_UVERBS_WR_SEND ||
+	     swqe->opcode == IB_UVERBS_WR_SEND_WITH_IMM ||
+	     swqe->opcode == IB_UVERBS_WR_SEND_WITH_INV ||
+	     swqe->opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM))
+		flags |= SROCE_PKT_SE;
+	return flags;
+}
+
+/* Fill the extension headers the opcode table says @skb carries. */
+static void sroce_req_fill_hdrs(struct sk_buff *skb, u8 opcode,
+				const struct sroce_swqe *swqe,
+				const struct sroce_req_pos *pos)
+{
+	if (sroce_opcode_has(opcode, SROCE_HDR_RETH)) {
+		struct sroce_reth *reth = sroce_pkt_hdr(skb, SROCE_HDR_RETH);
+
+		/* A READ restarted at @psn asks for the rest only. */
+		reth->va = cpu_to_be64(swqe->remote_addr + pos->offset);
+		reth->rkey = cpu_to_be32(swqe->rkey);
+		reth->dma_len = cpu_to_be32(swqe->length - pos->offset);
+	}
+	if (sroce_opcode_has(opcode, SROCE_HDR_ATMETH)) {
+		struct sroce_atmeth *ath = sroce_pkt_hdr(skb, SROCE_HDR_ATMETH);
+		bool cas = swqe->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
+
+		ath->va = cpu_to_be64(swqe->remote_addr);
+		ath->rkey = cpu_to_be32(swqe->rkey);
+		ath->swap_add = cpu_to_be64(cas ? swqe->swap : swqe->compare_add);
+		ath->compare = cpu_to_be64(cas ? swqe->compare_add : 0);
+	}
+	if (sroce_opcode_has(opcode, SROCE_HDR_IMMDT)) {
+		struct sroce_immdt *immdt = sroce_pkt_hdr(skb, SROCE_HDR_IMMDT);
+
+		immdt->imm = swqe->imm_data;
+	}
+	if (sroce_opcode_has(opcode, SROCE_HDR_IETH)) {
+		struct sroce_ieth *ieth = sroce_pkt_hdr(skb, SROCE_HDR_IETH);
+
+		ieth->rkey = cpu_to_be32(swqe->inv_rkey);
+	}
+}
+
+/* Results of one requester step. */
+enum sroce_req_step {
+	SROCE_REQ_SENT,		/* a packet left (or was lost on the way) */
+	SROCE_REQ_FETCHED,	/* a WQE started; its first packet is next */
+	SROCE_REQ_IDLE,		/* nothing to send until someone kicks */
+	SROCE_REQ_NOMEM,	/* try again a little later */
+	SROCE_REQ_STOPPED,	/* at a failed WQE, or the QP failed */
+};
+
+static void sroce_req_local_error(struct sroce_qp *qp, u32 index,
+				  enum ib_wc_status status);
+
+/* Build the packet at req.psn of WQE cur; NULL only without memory. */
+static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
+				       struct sroce_swqe *swqe,
+				       enum ib_wc_status *status)
+{
+	struct sroce_requester *req = &qp->req;
+	struct sroce_req_pos pos;
+	struct sk_buff *skb;
+	u8 opcode;
+
+	sroce_req_position(req, swqe, req->psn, &pos);
+	opcode = sroce_req_opcode(qp, swqe, pos.first, pos.last);
+	skb = sroce_pkt_alloc(qp, opcode, req->psn, pos.paylen,
+			      sroce_req_pkt_flags(req, swqe, &pos));
+	if (!skb)
+		return NULL;
+
+	sroce_req_fill_hdrs(skb, opcode, swqe, &pos);
+	*status = sroce_swqe_copy_sges(qp, swqe, pos.offset,
+				       sroce_pkt_payload(skb), pos.paylen,
+				       SROCE_FROM_MR);
+	return skb;
+}
+
+static void sroce_req_arm_retrans(struct sroce_requester *req)
+{
+	if (req->timeout && !timer_pending(&req->retrans_timer))
+		mod_timer(&req->retrans_timer, jiffies + req->timeout);
+}
+
+/* Move (cur, psn) past the packet just sent. */
+static void sroce_req_advance(struct sroce_qp *qp, struct sroce_swqe *swqe)
+{
+	struct sroce_requester *req = &qp->req;
+
+	if (sroce_psn_before(req->psn, req->psn_max))
+		atomic64_inc(&qp->sdev->stats.req_retransmits);
+	req->psn = sroce_swqe_is_read(swqe) ? sroce_psn_next(swqe->last_psn) :
+					      sroce_psn_next(req->psn);
+	if (sroce_psn_after(req->psn, req->psn_max))
+		req->psn_max = req->psn;
+	if (req->psn != sroce_psn_next(swqe->last_psn))
+		return;
+
+	req->cur++;
+	/* UC has no ACKs: sent is done, and nothing older is pending. */
+	if (qp->ibqp.qp_type == IB_QPT_UC) {
+		qp->comp.psn = req->psn;
+		sroce_comp_retire(qp, IB_WC_SUCCESS);
+	}
+}
+
+static enum sroce_req_step sroce_req_send(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	struct sroce_swqe *swqe = sroce_req_swqe(qp, req->cur);
+	enum ib_wc_status status = IB_WC_SUCCESS;
+	struct sk_buff *skb;
+
+	skb = sroce_req_build(qp, swqe, &status);
+	if (!skb)
+		return SROCE_REQ_NOMEM;
+	if (status != IB_WC_SUCCESS) {
+		kfree_skb(skb);
+		sroce_req_local_error(qp, req->cur, status);
+		return SROCE_REQ_STOPPED;
+	}
+
+	/*
+	 * A packet that does not make it out is a lost packet: the
+	 * retransmit timer recovers it, as it would a drop on the wire.
+	 */
+	sroce_pkt_send(qp, skb);
+	sroce_req_advance(qp, swqe);
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		sroce_req_arm_retrans(req);
+	return SROCE_REQ_SENT;
+}
+
+/* ---- fetching WQEs and the limits on starting them ---------------------- */
+
+/* Would one more new PSN exceed the bound on unacknowledged PSNs? */
+static bool sroce_req_window_full(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC || req->psn != req->psn_max)
+		return false;
+	return sroce_psn_diff(qp->comp.psn, req->psn) >= SROCE_REQ_MAX_UNACKED;
+}
+
+/*
+ * May @swqe start now?  A READ or atomic needs a free slot of the
+ * responder's max_rd_atomic resources; a fenced WQE waits until every
+ * earlier READ and atomic completed.
+ */
+static bool sroce_req_may_start(struct sroce_requester *req,
+				const struct sroce_swqe *swqe)
+{
+	if (sroce_swqe_needs_response(swqe) &&
+	    req->rd_atomic >= req->max_rd_atomic)
+		return false;
+	if ((swqe->flags & SROCE_SEND_FENCE) && req->rd_atomic)
+		return false;
+	return true;
+}
+
+/*
+ * Start the next published WQE: copy, validate, check the limits, assign
+ * its PSNs.  A WQE that has to wait is copied again when it is retried;
+ * only the copy it starts with counts.
+ */
+static enum sroce_req_step sroce_req_fetch(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	struct sroce_swqe *swqe;
+	enum ib_wc_status status;
+	u32 npkts;
+
+	if (!sroce_sq_published(qp))
+		return SROCE_REQ_IDLE;
+
+	swqe = sroce_req_swqe(qp, req->head);
+	status = sroce_swqe_copy(qp, req->head, swqe);
+	if (status == IB_WC_SUCCESS && !sroce_req_may_start(req, swqe))
+		return SROCE_REQ_IDLE;
+	if (status == IB_WC_SUCCESS)
+		status = sroce_swqe_check_sges(qp, swqe);
+	npkts = sroce_swqe_npkts(swqe, req->mtu);
+	if (status == IB_WC_SUCCESS && npkts > SROCE_REQ_MAX_MSG_PKTS)
+		status = IB_WC_LOC_LEN_ERR;
+
+	/* A failed WQE gets an empty PSN range: it never reaches the wire. */
+	swqe->first_psn = req->psn;
+	swqe->last_psn = sroce_psn_add(req->psn, status ? -1U : npkts - 1);
+	req->head++;
+	if (status != IB_WC_SUCCESS) {
+		sroce_req_local_error(qp, req->head - 1, status);
+		return SROCE_REQ_STOPPED;
+	}
+	if (sroce_swqe_needs_response(swqe)) {
+		swqe->rd_atomic_held = true;
+		req->rd_atomic++;
+	}
+	return SROCE_REQ_FETCHED;
+}
+
+/* ---- one pass ----------------------------------------------------------- */
+
+static enum sroce_req_step sroce_req_step(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	enum sroce_req_step step;
+
+	if (sroce_req_window_full(qp))
+		return SROCE_REQ_IDLE;
+	/* Nothing at or after a locally failed WQE may leave. */
+	if (req->local_error && req->cur == req->fail_index)
+		return SROCE_REQ_IDLE;
+	if (req->cur == req->head) {
+		step = sroce_req_fetch(qp);
+		if (step != SROCE_REQ_FETCHED)
+			return step;
+	}
+	return sroce_req_send(qp);
+}
+
+/* Continue later from the work item (after @delay jiffies). */
+static void sroce_req_defer(struct sroce_requester *req, unsigned long delay)
+{
+	if (!req->dying)
+		mod_delayed_work(sroce_req_wq, &req->work, delay);
+}
+
+static void sroce_req_handle_timeout(struct sroce_qp *qp);
+static void sroce_req_handle_rnr_done(struct sroce_qp *qp);
+static void sroce_req_flush_locked(struct sroce_qp *qp);
+
+/* A locally failed WQE fails for real once everything older retired. */
+static void sroce_req_check_local_error(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	if (req->local_error && !req->error && req->tail == req->fail_index)
+		sroce_req_fail(qp, req->tail,
+			       sroce_req_swqe(qp, req->tail)->status);
+}
+
+static void sroce_req_pass(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	enum sroce_req_step step = SROCE_REQ_SENT;
+	unsigned int budget;
+
+	if (req->dying)
+		return;
+	sroce_req_handle_timeout(qp);
+	sroce_req_handle_rnr_done(qp);
+	sroce_req_check_local_error(qp);
+	if (req->error) {
+		/* WQEs posted in the error state are flushed too. */
+		sroce_req_flush_locked(qp);
+		return;
+	}
+	if (!req->started || req->rnr_wait)
+		return;
+
+	for (budget = SROCE_REQ_BUDGET; budget; budget--) {
+		step = sroce_req_step(qp);
+		if (step != SROCE_REQ_SENT)
+			break;
+	}
+	/* UC retires as it sends: a local error may be the oldest now. */
+	sroce_req_check_local_error(qp);
+	if (step == SROCE_REQ_NOMEM)
+		sroce_req_defer(req, 1);
+	else if (!budget)
+		sroce_req_defer(req, 0);
+}
+
+/*
+ * Run the requester unless someone else is running it.  The bit protocol:
+ * a kicker sets SROCE_REQ_KICK and then trylocks; the lock holder clears
+ * the bit before its pass and looks at it again after unlocking.  Either
+ * the kicker gets the lock, or its trylock failed because the holder had
+ * not unlocked yet, and then the holder's second look (ordered after the
+ * unlock by the full barrier, the kicker's set ordered before its trylock
+ * by smp_mb__after_atomic()) sees the bit and runs another pass.
+ */
+void sroce_req_run(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	bool qp_error;
+
+	while (test_bit(SROCE_REQ_KICK, &req->pending)) {
+		if (!spin_trylock_bh(&req->lock))
+			return;
+		clear_bit(SROCE_REQ_KICK, &req->pending);
+		sroce_req_pass(qp);
+		qp_error = req->want_qp_error;
+		req->want_qp_error = false;
+		spin_unlock_bh(&req->lock);
+
+		if (qp_error)
+			sroce_qp_error(qp);
+		smp_mb();	/* see above */
+	}
+}
+
+void sroce_requester_kick(struct sroce_qp *qp)
+{
+	set_bit(SROCE_REQ_KICK, &qp->req.pending);
+	smp_mb__after_atomic();	/* see sroce_req_run() */
+	sroce_req_run(qp);
+}
+
+static void sroce_req_work(struct work_struct *work)
+{
+	struct sroce_requester *req =
+		container_of(to_delayed_work(work), struct sroce_requester, work);
+
+	sroce_requester_kick(container_of(req, struct sroce_qp, req));
+}
+
+/* ---- recovery ----------------------------------------------------------- */
+
+/*
+ * Continue sending at @psn, which must be in [comp.psn, psn_max]: back for
+ * a go-back-N, forward when an ACK overtook the requester.  Packets are
+ * rebuilt from the shadow; a READ restarted in the middle asks for the
+ * rest of its data only.
+ */
+void sroce_req_send_from(struct sroce_qp *qp, u32 psn)
+{
+	struct sroce_requester *req = &qp->req;
+	u32 i;
+
+	for (i = req->tail; i != req->head; i++) {
+		if (!sroce_psn_before(sroce_req_swqe(qp, i)->last_psn, psn))
+			break;
+	}
+	req->cur = i;
+	req->psn = i == req->head ? req->psn_max : psn;
+	req->noack_pkts = 0;
+}
+
+/* Take one retry from retry_cnt; false once they are used up. */
+bool sroce_req_use_retry(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	if (!req->retries_left)
+		return false;
+	req->retries_left--;
+	return true;
+}
+
+/*
+ * The responder had no receive WQE for the request at @psn (everything
+ * before it was acknowledged): wait for the NAK's timer, then resend from
+ * @psn.  rnr_retry 7 means retry forever.
+ */
+void sroce_req_rnr_wait(struct sroce_qp *qp, u32 psn, unsigned int timer_code)
+{
+	struct sroce_requester *req = &qp->req;
+	unsigned long delay;
+
+	if (!req->rnr_retries_left) {
+		atomic64_inc(&qp->sdev->stats.req_rnr_retry_exceeded);
+		sroce_req_fail(qp, req->tail, IB_WC_RNR_RETRY_EXC_ERR);
+		return;
+	}
+	if (req->rnr_retry != 7)
+		req->rnr_retries_left--;
+	/*
+	 * An RNR NAK is an answer: the peer is alive and in sequence, so
+	 * the transport retry budget (lost packets, silence) starts over.
+	 * Otherwise a receiver slow to post receives on a lossy path would
+	 * turn RNR waits into IB_WC_RETRY_EXC_ERR.
+	 */
+	req->retries_left = req->retry_cnt;
+
+	sroce_req_send_from(qp, psn);
+	req->rnr_wait = true;
+	timer_delete(&req->retrans_timer);
+	delay = usecs_to_jiffies(sroce_rnr_timer_usec(timer_code));
+	mod_timer(&req->rnr_timer, jiffies + max(delay, 1UL));
+}
+
+/*
+ * The completer moved comp.psn forward: the peer is alive, so the retry
+ * counters start over (they count consecutive failures) and the
+ * retransmit timer measures from now.
+ */
+void sroce_req_acked(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	u32 comp_psn = qp->comp.psn;
+
+	req->retries_left = req->retry_cnt;
+	req->rnr_retries_left = req->rnr_retry;
+
+	if (sroce_psn_before(req->psn, comp_psn))
+		sroce_req_send_from(qp, comp_psn);
+
+	if (comp_psn == req->psn_max)
+		timer_delete(&req->retrans_timer);
+	else if (req->timeout && !req->rnr_wait)
+		mod_timer(&req->retrans_timer, jiffies + req->timeout);
+}
+
+/*
+ * The local ACK timeout expired with PSNs outstanding: resend everything
+ * from the oldest unacknowledged one, or give up once retry_cnt
+ * consecutive timeouts passed without progress.
+ */
+static void sroce_req_handle_timeout(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	if (!test_and_clear_bit(SROCE_REQ_TIMEOUT, &req->pending))
+		return;
+	/* Re-armed after it fired: an ACK made progress meanwhile. */
+	if (timer_pending(&req->retrans_timer))
+		return;
+	if (!req->started || req->error || req->rnr_wait ||
+	    qp->comp.psn == req->psn_max)
+		return;
+
+	atomic64_inc(&qp->sdev->stats.req_timeouts);
+	if (!sroce_req_use_retry(qp)) {
+		atomic64_inc(&qp->sdev->stats.req_retry_exceeded);
+		sroce_req_fail(qp, req->tail, IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	/*
+	 * Responses to what was in flight may still trickle in out of
+	 * order; they belong to this retry, not to a new loss.
+	 */
+	qp->comp.retry_started = true;
+	sroce_req_send_from(qp, qp->comp.psn);
+}
+
+static void sroce_req_handle_rnr_done(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	if (!test_and_clear_bit(SROCE_REQ_RNR_DONE, &req->pending))
+		return;
+	/* Re-armed after it fired: a newer RNR NAK started a new wait. */
+	if (!timer_pending(&req->rnr_timer))
+		req->rnr_wait = false;
+}
+
+/* Timer callbacks only flag and kick: the work happens under req.lock. */
+static void sroce_req_retrans_expired(struct timer_list *t)
+{
+	struct sroce_requester *req = from_timer(req, t, retrans_timer);
+
+	set_bit(SROCE_REQ_TIMEOUT, &req->pending);
+	sroce_requester_kick(container_of(req, struct sroce_qp, req));
+}
+
+static void sroce_req_rnr_expired(struct timer_list *t)
+{
+	struct sroce_requester *req = from_timer(req, t, rnr_timer);
+
+	set_bit(SROCE_REQ_RNR_DONE, &req->pending);
+	sroce_requester_kick(container_of(req, struct sroce_qp, req));
+}
+
+/* ---- errors and flushing ------------------------------------------------ */
+
+/*
+ * Retire every started WQE (with the status it failed with, if any, else
+ * IB_WC_WR_FLUSH_ERR), then every WQE published but never started.
+ */
+static void sroce_req_flush_locked(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	u32 unstarted;
+
+	timer_delete(&req->retrans_timer);
+	timer_delete(&req->rnr_timer);
+	req->rnr_wait = false;
+
+	while (req->tail != req->head) {
+		struct sroce_swqe *swqe = sroce_req_swqe(qp, req->tail);
+
+		sroce_comp_retire(qp, swqe->status != IB_WC_SUCCESS ?
+				  swqe->status : IB_WC_WR_FLUSH_ERR);
+	}
+
+	/*
+	 * Never-started WQEs are not validated: a flush completion carries
+	 * only wr_id, which is all that is taken from the slot.
+	 */
+	for (unstarted = sroce_sq_published(qp); unstarted; unstarted--) {
+		struct sroce_swqe *swqe = sroce_req_swqe(qp, req->head);
+
+		swqe->wr_id = READ_ONCE(sroce_sq_slot(qp, req->head)->wr_id);
+		swqe->opcode = IB_UVERBS_WR_SEND;
+		swqe->flags = 0;
+		swqe->length = 0;
+		swqe->rd_atomic_held = false;
+		req->head++;
+		sroce_comp_retire(qp, IB_WC_WR_FLUSH_ERR);
+	}
+	req->cur = req->head;
+}
+
+/*
+ * WQE @index, the oldest, failed with @status: retire it, flush the rest,
+ * and have the QP moved to ERR once req.lock is dropped.  (Called for a
+ * younger WQE only when the QP fails as a whole: then every older one
+ * completes with IB_WC_WR_FLUSH_ERR.)
+ */
+void sroce_req_fail(struct sroce_qp *qp, u32 index, enum ib_wc_status status)
+{
+	struct sroce_requester *req = &qp->req;
+
+	sroce_req_swqe(qp, index)->status = status;
+	req->error = true;
+	req->want_qp_error = true;
+	sroce_req_flush_locked(qp);
+}
+
+/*
+ * qp.c moved the QP to ERR (modify_qp, or sroce_qp_error() on our behalf):
+ * complete everything with IB_WC_WR_FLUSH_ERR.  Process or softirq context.
+ */
+void sroce_requester_flush(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	spin_lock_bh(&req->lock);
+	if (!req->dying) {
+		req->error = true;
+		sroce_req_flush_locked(qp);
+	}
+	spin_unlock_bh(&req->lock);
+	/* A completion handler may have posted (and kicked) meanwhile. */
+	sroce_req_run(qp);
+}
+
+/*
+ * WQE @index failed before reaching (all of) the wire: stop sending at it,
+ * let the older WQEs complete, fail it when it is the oldest.
+ */
+static void sroce_req_local_error(struct sroce_qp *qp, u32 index,
+				  enum ib_wc_status status)
+{
+	struct sroce_requester *req = &qp->req;
+
+	sroce_req_swqe(qp, index)->status = status;
+	req->local_error = true;
+	req->fail_index = index;
+}
+
+/* ---- QP lifetime -------------------------------------------------------- */
+
+/*
+ * At QP creation, with qp->sq set up: allocate the shadow, sized by what a
+ * ring slot can hold (the QP's caps are at most that; the provider and
+ * post_send enforce the caps, we enforce what is safe).
+ */
+int sroce_requester_init(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	u32 slot = sroce_sq_slot_size(qp);
+	u32 room = slot > sizeof(struct sroce_send_wqe) ?
+		   slot - sizeof(struct sroce_send_wqe) : 0;
+	u32 sq_size = sroce_ring_size(&qp->sq);
+
+	spin_lock_init(&req->lock);
+	timer_setup(&req->retrans_timer, sroce_req_retrans_expired, 0);
+	timer_setup(&req->rnr_timer, sroce_req_rnr_expired, 0);
+	INIT_DELAYED_WORK(&req->work, sroce_req_work);
+
+	req->max_sge = min_t(u32, room / sizeof(struct sroce_sge), SROCE_MAX_SGE);
+	req->max_inline = min_t(u32, room, SROCE_MAX_INLINE_DATA);
+	req->stride = ALIGN(sizeof(struct sroce_swqe) +
+			    max_t(u32, req->max_sge * sizeof(struct sroce_sge),
+				  req->max_inline), 8);
+	req->sq_mask = sq_size - 1;
+	req->shadow = kvcalloc(sq_size, req->stride, GFP_KERNEL);
+	if (!req->shadow)
+		return -ENOMEM;
+
+	req->tail = sroce_ring_consumer(&qp->sq);
+	req->head = req->tail;
+	req->cur = req->tail;
+	sroce_completer_init(qp);
+	return 0;
+}
+
+/*
+ * On every transition into RTS.  The first one takes the send PSN; all of
+ * them take the attributes that may change in RTS -> RTS (timeout, retry
+ * counts).  Then kick: WQEs may have been posted before.
+ */
+void sroce_requester_start(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	const struct ib_qp_attr *attr = &qp->attr;
+	u64 timeout_ns;
+	int mtu;
+
+	spin_lock_bh(&req->lock);
+	if (!req->started) {
+		req->psn = attr->sq_psn & SROCE_PSN_MASK;
+		req->psn_max = req->psn;
+		qp->comp.psn = req->psn;
+		req->started = true;
+	}
+	mtu = ib_mtu_enum_to_int(attr->path_mtu);
+	req->mtu = mtu > 0 ? mtu : 256;	/* qp.c validates; be safe */
+	/* 0 is legal and means "no limit" only for the responder side. */
+	req->max_rd_atomic = max_t(u32, attr->max_rd_atomic, 1);
+	req->retry_cnt = attr->retry_cnt & 7;
+	req->rnr_retry = attr->rnr_retry & 7;
+	req->retries_left = req->retry_cnt;
+	req->rnr_retries_left = req->rnr_retry;
+	/*
+	 * 4.096 us * 2^timeout, 0 = infinite.  At least two
+	 * jiffies: one may expire at the very next tick.
+	 */
+	req->timeout = 0;
+	if (attr->timeout) {
+		timeout_ns = 4096ULL << (attr->timeout & 31);
+		req->timeout = max(nsecs_to_jiffies(timeout_ns), 2UL);
+	}
+	spin_unlock_bh(&req->lock);
+
+	sroce_requester_kick(qp);
+}
+
+/*
+ * On the transition to RESET: the work queue is emptied without
+ * completions (IBA: RESET discards outstanding WQEs), and the next RTS
+ * starts from a new send PSN.  The ring's published WQEs are consumed.
+ */
+void sroce_requester_reset(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	spin_lock_bh(&req->lock);
+	timer_delete(&req->retrans_timer);
+	timer_delete(&req->rnr_timer);
+	req->head += sroce_sq_published(qp);
+	req->tail = req->head;
+	req->cur = req->head;
+	sroce_ring_set_consumer(&qp->sq, req->tail);
+	req->rd_atomic = 0;
+	req->noack_pkts = 0;
+	req->started = false;
+	req->error = false;
+	req->local_error = false;
+	req->rnr_wait = false;
+	req->want_qp_error = false;
+	clear_bit(SROCE_REQ_TIMEOUT, &req->pending);
+	clear_bit(SROCE_REQ_RNR_DONE, &req->pending);
+	sroce_completer_init(qp);
+	spin_unlock_bh(&req->lock);
+}
+
+void sroce_requester_cleanup(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	void *shadow;
+
+	spin_lock_bh(&req->lock);
+	req->dying = true;
+	shadow = req->shadow;
+	req->shadow = NULL;
+	spin_unlock_bh(&req->lock);
+
+	timer_shutdown_sync(&req->retrans_timer);
+	timer_shutdown_sync(&req->rnr_timer);
+	cancel_delayed_work_sync(&req->work);
+	kvfree(shadow);
+}

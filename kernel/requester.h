@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The send side of a QP: send queue WQEs -> request packets,
+ * PSN assignment, the limits on what may be outstanding, and recovery
+ * (retransmit timer, RNR timer, go-back-N).  The completer (completer.h)
+ * consumes the responses and retires the WQEs the requester started.
+ *
+ * The send queue ring is shared with userspace for user QPs, so its slots
+ * are hostile: each WQE is copied exactly once, when the requester starts
+ * it, into a kernel-private shadow slot (struct sroce_swqe) and validated
+ * there.  From then on the requester, the completer and the retransmit
+ * path only read the shadow.  The ring slot is handed back to the
+ * producer (the ring's consumer index advances) only when the WQE is
+ * retired, so the shadow slot of ring index i is (i & sq_mask) and stays
+ * valid exactly as long as the ring slot is ours.
+ *
+ * Sequence space.  Every WQE gets its PSN range [first_psn, last_psn] when
+ * it is fetched: one PSN per request packet, or, for an RDMA READ, one per
+ * expected response packet (the request itself carries first_psn).  WQEs
+ * are fetched in order and their ranges are contiguous, so "which WQE and
+ * which byte does PSN p stand for" is a search over the fetched WQEs and a
+ * multiplication by the path MTU.  That is what makes go-back-N a matter
+ * of moving (cur, psn) backwards: packets are rebuilt from the shadow.
+ *
+ * Locking.  One spinlock per QP, req.lock, taken with _bh, serialises the
+ * requester and the completer (completer.c runs under it too): they share
+ * the shadow, the indices and the sequence state, and an ACK both retires
+ * WQEs and opens the window for new packets.  Whoever wants the requester
+ * to run sets SROCE_REQ_KICK and calls sroce_req_run(), which only
+ * trylocks: if the lock is busy, its holder sees the bit when it unlocks
+ * and runs the requester itself.  So the doorbell never spins on a busy
+ * QP, and a completion handler that posts to the same QP from inside
+ * sroce_cq_post() (under our lock) cannot deadlock.
+ *
+ * Execution contexts: the doorbell caller (post_send), the receive softirq
+ * after the completer (an ACK opened room), the two timers (softirq) and a
+ * work item that continues a pass that hit its packet budget.
+ */
+#ifndef SROCE_REQUESTER_H
+#define SROCE_REQUESTER_H
+
+#include <linux/bits.h>
+#include <linux/spinlock.h>
+#include <linux/timer.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+
+#include "mr.h"
+#include "uapi/sroce-abi.h"
+
+struct sroce_qp;
+
+/*
+ * Packets one requester pass may send before it hands the rest of its
+ * work to the work item, so that a large message does not keep bottom
+ * halves disabled for long in a system call or a softirq.
+ */
+#define SROCE_REQ_BUDGET		64
+
+/*
+ * Unacknowledged PSNs beyond which no new request packet is started (a
+ * READ counts with all of its response PSNs, but one is always allowed
+ * when nothing is outstanding).  This bounds the work of a go-back-N and
+ * keeps the window far below the 2^23 PSNs the sequence arithmetic allows.
+ */
+#define SROCE_REQ_MAX_UNACKED		256
+
+/*
+ * Request AckReq at least every this many packets inside long messages,
+ * so that the responder acknowledges (and we retire state) before the
+ * whole window is used.  Must divide the window into several steps.
+ */
+#define SROCE_REQ_ACKREQ_EVERY		32
+
+/* Longest message in packets: keeps one READ well inside the PSN window. */
+#define SROCE_REQ_MAX_MSG_PKTS		BIT(21)
+
+/* One send WQE as the requester and completer see it. */
+struct sroce_swqe {
+	/* Copied from the ring slot and validated (sroce_swqe_fetch()). */
+	u64 wr_id;
+	u64 remote_addr;	/* RDMA and atomic */
+	u64 compare_add;	/* atomic: compare (CMP_SWP) or addend (FADD) */
+	u64 swap;		/* atomic: CMP_SWP swap value */
+	u32 length;		/* message bytes: SGE sum, inline_len, 8 */
+	u32 rkey;		/* RDMA and atomic */
+	u32 inv_rkey;		/* SEND_WITH_INV */
+	__be32 imm_data;	/* *_WITH_IMM */
+	u8 opcode;		/* enum ib_uverbs_wr_opcode */
+	u8 num_sge;		/* 0 when the data is inline */
+	u16 flags;		/* SROCE_SEND_* */
+
+	/* Requester bookkeeping. */
+	u32 first_psn;
+	u32 last_psn;
+	u8 status;		/* enum ib_wc_status to retire it with */
+	bool rd_atomic_held;	/* counted in req.rd_atomic until retired */
+	u8 reserved[2];
+
+	/* struct sroce_sge[num_sge] or the inline bytes. */
+	u8 data[] __aligned(8);
+};
+
+static inline struct sroce_sge *sroce_swqe_sges(struct sroce_swqe *swqe)
+{
+	return (struct sroce_sge *)swqe->data;
+}
+
+static inline bool sroce_swqe_is_read(const struct sroce_swqe *swqe)
+{
+	return swqe->opcode == IB_UVERBS_WR_RDMA_READ;
+}
+
+static inline bool sroce_swqe_is_atomic(const struct sroce_swqe *swqe)
+{
+	return swqe->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       swqe->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Its completion comes from a response, not from an ACK. */
+static inline bool sroce_swqe_needs_response(const struct sroce_swqe *swqe)
+{
+	return sroce_swqe_is_read(swqe) || sroce_swqe_is_atomic(swqe);
+}
+
+/* Bits of sroce_requester.pending, set from any context. */
+enum {
+	SROCE_REQ_KICK,		/* run a requester pass */
+	SROCE_REQ_TIMEOUT,	/* the retransmit timer expired */
+	SROCE_REQ_RNR_DONE,	/* the RNR wait is over */
+};
+
+/*
+ * Requester state of one QP, embedded in struct sroce_qp as "req".  All
+ * fields below lock are protected by it; indices are free-running u32 SQ
+ * ring indices: tail <= cur <= head (mod 2^32).
+ */
+struct sroce_requester {
+	unsigned long pending;		/* SROCE_REQ_* bits, atomic */
+	spinlock_t lock;
+
+	void *shadow;			/* sq_size slots of stride bytes */
+	u32 stride;
+	u32 sq_mask;			/* sq_size - 1 */
+	u32 max_sge;
+	u32 max_inline;
+
+	u32 tail;			/* oldest WQE not retired; = consumer */
+	u32 head;			/* next WQE to fetch from the ring */
+	u32 cur;			/* WQE whose packets are being sent */
+	u32 psn;			/* next PSN to send (inside cur) */
+	u32 psn_max;			/* one past the highest PSN sent */
+	u32 noack_pkts;			/* sent since the last AckReq */
+	u32 rd_atomic;			/* READ/atomic WQEs fetched, not retired */
+	u32 fail_index;			/* with local_error */
+
+	/* Attributes, copied at RTS by sroce_requester_start(). */
+	u32 mtu;			/* path MTU in bytes */
+	u32 max_rd_atomic;
+	unsigned long timeout;		/* local ACK timeout, 0: none */
+	u8 retry_cnt;			/* IB retry_cnt */
+	u8 rnr_retry;			/* IB rnr_retry, 7: infinite */
+	u8 retries_left;
+	u8 rnr_retries_left;
+
+	bool started;			/* reached RTS: may send */
+	bool error;			/* flushing: everything completes in error */
+	bool local_error;		/* WQE fail_index failed, see requester.c */
+	bool rnr_wait;			/* stopped until the RNR timer fires */
+	bool dying;			/* being destroyed: do nothing */
+	bool want_qp_error;		/* ask qp.c to move the QP to ERR */
+
+	struct timer_list retrans_timer;
+	struct timer_list rnr_timer;
+	struct delayed_work work;	/* continues a pass over budget */
+};
+
+/* Module-wide workqueue; main.c calls these at module init/exit. */
+int sroce_requester_module_init(void);
+void sroce_requester_module_exit(void);
+
+/* QP lifetime hooks, called by qp.c (see requester.c for the order). */
+int sroce_requester_init(struct sroce_qp *qp);
+void sroce_requester_start(struct sroce_qp *qp);
+void sroce_requester_flush(struct sroce_qp *qp);
+void sroce_requester_reset(struct sroce_qp *qp);
+void sroce_requester_cleanup(struct sroce_qp *qp);
+
+/* Doorbell: post_send after publishing WQEs.  Any context but hardirq. */
+void sroce_requester_kick(struct sroce_qp *qp);
+
+/* ---- shared with the completer (called under req.lock) ------------------ */
+
+struct sroce_swqe *sroce_req_swqe(struct sroce_qp *qp, u32 index);
+enum ib_wc_status sroce_swqe_copy_sges(struct sroce_qp *qp,
+				       struct sroce_swqe *swqe, u64 offset,
+				       void *buf, u32 len,
+				       enum sroce_copy_dir dir);
+void sroce_req_send_from(struct sroce_qp *qp, u32 psn);
+bool sroce_req_use_retry(struct sroce_qp *qp);
+void sroce_req_rnr_wait(struct sroce_qp *qp, u32 psn, unsigned int timer_code);
+void sroce_req_acked(struct sroce_qp *qp);
+void sroce_req_fail(struct sroce_qp *qp, u32 index, enum ib_wc_status status);
+void sroce_req_run(struct sroce_qp *qp);
+
+#endif /* SROCE_REQUESTER_H */
