@@ -1045,35 +1045,6 @@ void sroce_requester_start(struct sroce_qp *qp)
 	sroce_requester_kick(qp);
 }
 
-/*
- * On the transition to RESET: the work queue is emptied without
- * completions (IBA: RESET discards outstanding WQEs), and the next RTS
- * starts from a new send PSN.  The ring's published WQEs are consumed.
- */
-void sroce_requester_reset(struct sroce_qp *qp)
-{
-	struct sroce_requester *req = &qp->req;
-
-	spin_lock_bh(&req->lock);
-	timer_delete(&req->retrans_timer);
-	timer_delete(&req->rnr_timer);
-	req->head += sroce_sq_published(qp);
-	req->tail = req->head;
-	req->cur = req->head;
-	sroce_ring_set_consumer(&qp->sq, req->tail);
-	req->rd_atomic = 0;
-	req->noack_pkts = 0;
-	req->started = false;
-	req->error = false;
-	req->local_error = false;
-	req->rnr_wait = false;
-	req->want_qp_error = false;
-	clear_bit(SROCE_REQ_TIMEOUT, &req->pending);
-	clear_bit(SROCE_REQ_RNR_DONE, &req->pending);
-	sroce_completer_init(qp);
-	spin_unlock_bh(&req->lock);
-}
-
 void sroce_requester_cleanup(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;

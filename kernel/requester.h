@@ -184,7 +184,6 @@ void sroce_requester_module_exit(void);
 int sroce_requester_init(struct sroce_qp *qp);
 void sroce_requester_start(struct sroce_qp *qp);
 void sroce_requester_flush(struct sroce_qp *qp);
-void sroce_requester_reset(struct sroce_qp *qp);
 void sroce_requester_cleanup(struct sroce_qp *qp);
 
 /* Doorbell: post_send after publishing WQEs.  Any context but hardirq. */
