@@ -15,6 +15,7 @@
 
 #include <arpa/inet.h>
 #include <cerrno>
+#include <algorithm>
 #include <chrono>
 #include <unistd.h>
 #include <cstdlib>
@@ -132,7 +133,8 @@ std::vector<ibv_wc> poll_n(ibv_cq *cq, int n)
 	auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
 	while ((int)out.size() < n && std::chrono::steady_clock::now() < end) {
 		ibv_wc wc[8];
-		int got = ibv_poll_cq(cq, 8, wc);
+		int want = std::min<int>(8, n - static_cast<int>(out.size()));
+		int got = ibv_poll_cq(cq, want, wc);
 		EXPECT_GE(got, 0);
 		if (got < 0)
 			break;
