@@ -148,6 +148,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.driver_id = SROCE_DRIVER_ID,
 	.uverbs_abi_ver = SROCE_ABI_VERSION,
 
+	.alloc_hw_port_stats = sroce_alloc_hw_port_stats,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.create_cq = sroce_create_cq,
@@ -161,6 +162,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.device_group = &sroce_dev_attr_group,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.get_dma_mr = sroce_get_dma_mr,
+	.get_hw_stats = sroce_get_hw_stats,
 	.get_link_layer = sroce_get_link_layer,
 	.get_port_immutable = sroce_get_port_immutable,
 	.mmap = sroce_mmap,

@@ -23,7 +23,7 @@
  * Module exit order: stop creation of new devices (link ops), unregister
  * all devices (which destroys every QP, so no requester work is left),
  * stop netdev events, close the sockets of every namespace, destroy the
- * requester workqueue.
+ * responder and requester workqueues.
  */
 #include <linux/module.h>
 #include <linux/netdevice.h>
@@ -31,6 +31,7 @@
 
 #include "net.h"
 #include "requester.h"
+#include "responder.h"
 #include "sroce.h"
 
 static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
@@ -91,9 +92,13 @@ static int __init sroce_init(void)
 	if (err)
 		return err;
 
-	err = sroce_net_init();
+	err = sroce_responder_module_init();
 	if (err)
 		goto err_requester;
+
+	err = sroce_net_init();
+	if (err)
+		goto err_responder;
 
 	err = register_netdevice_notifier(&sroce_netdev_notifier);
 	if (err)
@@ -105,6 +110,8 @@ static int __init sroce_init(void)
 
 err_net:
 	sroce_net_exit();
+err_responder:
+	sroce_responder_module_exit();
 err_requester:
 	sroce_requester_module_exit();
 	return err;
@@ -116,6 +123,7 @@ static void __exit sroce_exit(void)
 	ib_unregister_driver(SROCE_DRIVER_ID);
 	unregister_netdevice_notifier(&sroce_netdev_notifier);
 	sroce_net_exit();
+	sroce_responder_module_exit();
 	sroce_requester_module_exit();
 	pr_info("%s: unloaded\n", SROCE_DRV_NAME);
 }

@@ -197,6 +197,8 @@ void sroce_qp_error(struct sroce_qp *qp)
 
 	if (flush) {
 		sroce_requester_flush(qp);
+		/* The responder stops consuming before the RQ is flushed. */
+		sroce_responder_flush(qp);
 		sroce_rq_flush(qp);
 	}
 }
@@ -220,6 +222,7 @@ static int sroce_qp_reset(struct sroce_qp *qp)
 
 	sroce_qp_set_state(qp, IB_QPS_RESET);
 	sroce_requester_cleanup(qp);
+	sroce_responder_reset(qp);
 
 	/* Kernel posting fails in RESET; reset the producers first. */
 	if (!qp->user) {
@@ -374,6 +377,8 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		goto out;
 	}
 	sroce_qp_set_state(qp, next);
+	if (next == IB_QPS_RTR || next == IB_QPS_RTS)
+		sroce_responder_start(qp);
 	if (next == IB_QPS_RTS)
 		sroce_requester_start(qp);
 	err = 0;
@@ -516,24 +521,29 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_requester_init(qp);
 	if (err)
 		goto err_qpn;
+	err = sroce_responder_init(qp);
+	if (err)
+		goto err_requester;
 
 	if (udata) {
 		struct sroce_create_qp_resp resp;
 
 		err = -EINVAL;
 		if (udata->outlen < sizeof(resp))
-			goto err_requester;
+			goto err_responder;
 		sroce_ring_get_info(&qp->sq, &resp.sq);
 		sroce_ring_get_info(&qp->rq, &resp.rq);
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err)
-			goto err_requester;
+			goto err_responder;
 	}
 
 	init->cap = qp->cap;
 	xa_store_bh(&sdev->qp_xa, qpn, qp, GFP_KERNEL);
 	return 0;
 
+err_responder:
+	sroce_responder_cleanup(qp);
 err_requester:
 	sroce_requester_cleanup(qp);
 err_qpn:
@@ -557,6 +567,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->released);
 
 	sroce_requester_cleanup(qp);
+	sroce_responder_cleanup(qp);
 	sroce_ring_free(&qp->rq);
 	sroce_ring_free(&qp->sq);
 	mutex_destroy(&qp->modify_mutex);

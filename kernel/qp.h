@@ -31,6 +31,7 @@
 
 #include "completer.h"
 #include "requester.h"
+#include "responder.h"
 #include "ring.h"
 #include "sroce.h"
 #include "transmit.h"
@@ -78,6 +79,7 @@ struct sroce_qp {
 
 	struct sroce_requester req;
 	struct sroce_completer comp;
+	struct sroce_responder resp;
 };
 
 static inline struct sroce_qp *to_sqp(struct ib_qp *ibqp)

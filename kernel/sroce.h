@@ -76,7 +76,8 @@ struct sroce_net;
 
 /*
  * Counters of one device; the datapath bumps them locklessly.  Grouped by
- * the pipeline stage that owns them.
+ * the pipeline stage that owns them.  Each one must also be listed in
+ * stats.c, which exports them as port hw counters.
  */
 struct sroce_stats {
 	/* recv.c */
@@ -109,6 +110,12 @@ struct sroce_stats {
 	atomic64_t comp_duplicates;
 	atomic64_t comp_ghosts;
 	atomic64_t comp_dropped;
+	/* responder.c */
+	atomic64_t resp_seq_naks;
+	atomic64_t resp_rnr_naks;
+	atomic64_t resp_fatal_naks;
+	atomic64_t resp_duplicates;
+	atomic64_t resp_dropped;
 	/* cq.c */
 	atomic64_t cq_overflows;
 };
@@ -181,6 +188,12 @@ static inline bool sroce_res_get(atomic_t *count, int max)
 int sroce_dev_add(const char *ibdev_name, struct net_device *ndev);
 void sroce_dev_port_update(struct sroce_dev *sdev);
 enum ib_mtu sroce_active_mtu(unsigned int netdev_mtu);
+
+/* stats.c */
+struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port);
+int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index);
 
 /* pd.c */
 int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);

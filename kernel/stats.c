@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * stats.c - the device counters (struct sroce_stats) as port hw counters:
+ * /sys/class/infiniband/<dev>/ports/1/hw_counters/ and
+ * `rdma statistic show link <dev>/1`.
+ *
+ * Every field of struct sroce_stats must be listed here; the build fails
+ * otherwise.
+ */
+#include <linux/build_bug.h>
+#include <linux/stddef.h>
+
+#include "sroce.h"
+
+/* The name is the field name; priv holds the field's offset. */
+#define SROCE_STAT(field) {						\
+	.name = #field,							\
+	.priv = (const void *)offsetof(struct sroce_stats, field),	\
+}
+
+static const struct rdma_stat_desc sroce_stat_descs[] = {
+	SROCE_STAT(rx_packets),
+	SROCE_STAT(rx_bytes),
+	SROCE_STAT(rx_dropped),
+	SROCE_STAT(rx_bad_header),
+	SROCE_STAT(rx_bad_opcode),
+	SROCE_STAT(rx_bad_icrc),
+	SROCE_STAT(rx_no_qp),
+	SROCE_STAT(rx_bad_qp_type),
+	SROCE_STAT(rx_bad_state),
+	SROCE_STAT(rx_bad_addr),
+	SROCE_STAT(rx_bad_pkey),
+	SROCE_STAT(rx_cnp),
+	SROCE_STAT(tx_packets),
+	SROCE_STAT(tx_bytes),
+	SROCE_STAT(tx_dropped),
+	SROCE_STAT(req_retransmits),
+	SROCE_STAT(req_timeouts),
+	SROCE_STAT(req_retry_exceeded),
+	SROCE_STAT(req_rnr_retry_exceeded),
+	SROCE_STAT(comp_out_of_order),
+	SROCE_STAT(comp_naks_seq),
+	SROCE_STAT(comp_naks_fatal),
+	SROCE_STAT(comp_rnr_naks),
+	SROCE_STAT(comp_duplicates),
+	SROCE_STAT(comp_ghosts),
+	SROCE_STAT(comp_dropped),
+	SROCE_STAT(resp_seq_naks),
+	SROCE_STAT(resp_rnr_naks),
+	SROCE_STAT(resp_fatal_naks),
+	SROCE_STAT(resp_duplicates),
+	SROCE_STAT(resp_dropped),
+	SROCE_STAT(cq_overflows),
+};
+
+#define SROCE_NUM_STATS ARRAY_SIZE(sroce_stat_descs)
+
+/* A counter added to struct sroce_stats but not listed above. */
+static_assert(SROCE_NUM_STATS * sizeof(atomic64_t) ==
+	      sizeof(struct sroce_stats));
+
+struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port)
+{
+	return rdma_alloc_hw_stats_struct(sroce_stat_descs, SROCE_NUM_STATS,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index)
+{
+	void *base = &to_sdev(ibdev)->stats;
+	size_t i;
+
+	for (i = 0; i < SROCE_NUM_STATS; i++) {
+		uintptr_t offset = (uintptr_t)sroce_stat_descs[i].priv;
+
+		stats->value[i] = atomic64_read(base + offset);
+	}
+	return SROCE_NUM_STATS;
+}
