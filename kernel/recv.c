@@ -1,17 +1,296 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * recv.c - entry of the receive pipeline.
+ * Entry of the receive pipeline: UDP socket -> header and ICRC
+ * checks -> QP lookup -> dispatch.
  *
- * Placeholder until the packet pipeline lands: every RoCEv2 packet that
- * reaches a device is counted and dropped, so that the socket plumbing
- * (net.c) can be verified on its own.
+ * Everything in a packet is checked before anything acts on it, in the
+ * order below; the first failure drops the packet and counts why:
+ *
+ *   length   UDP length = datagram; room for a BTH and the ICRC
+ *   BTH      transport version 0, an opcode sroce knows
+ *   headers  the opcode's extension headers are there (and linear);
+ *            the pad fits in the payload; no payload where the opcode
+ *            carries none
+ *   ICRC     over the whole packet, after the headers are known to be
+ *            there, before any QP state is looked at
+ *   QP       one with that number exists (a reference is taken), of a
+ *            type the opcode is defined for, in a state that receives
+ *            that class of packet, connected to the packet's sender
+ *   P_Key    the partition of our only P_Key table entry
+ *
+ * Then request opcodes go to the responder, response opcodes to the
+ * completer, both in this softirq.  The QP reference is dropped after
+ * they return: a role that keeps a packet longer (the responder's
+ * backlog) is covered by QP destroy, which cancels and purges it.
  */
-#include "sroce.h"
+#include <linux/skbuff.h>
+#include <linux/udp.h>
+
+#include "completer.h"
+#include "icrc.h"
 #include "net.h"
+#include "opcode.h"
+#include "pkt.h"
+#include "qp.h"
+#include "responder.h"
+#include "sroce.h"
+#include "transmit.h"
+
+/* Why a packet was dropped; each reason has a device counter. */
+enum sroce_rx_drop {
+	SROCE_RX_OK,
+	SROCE_RX_BAD_HEADER,	/* lengths, version, pad, missing headers */
+	SROCE_RX_BAD_OPCODE,	/* not in the opcode table */
+	SROCE_RX_BAD_ICRC,
+	SROCE_RX_NO_QP,
+	SROCE_RX_BAD_QP_TYPE,	/* opcode not defined for the QP's type */
+	SROCE_RX_BAD_STATE,	/* QP not in a state that receives it */
+	SROCE_RX_BAD_ADDR,	/* not from the QP's peer */
+	SROCE_RX_BAD_PKEY,
+	SROCE_RX_CNP,		/* congestion notification: not acted on */
+};
+
+static void sroce_rx_count_drop(struct sroce_dev *sdev,
+				enum sroce_rx_drop reason)
+{
+	struct sroce_stats *s = &sdev->stats;
+	atomic64_t *counter;
+
+	switch (reason) {
+	case SROCE_RX_BAD_HEADER:
+		counter = &s->rx_bad_header;
+		break;
+	case SROCE_RX_BAD_OPCODE:
+		counter = &s->rx_bad_opcode;
+		break;
+	case SROCE_RX_BAD_ICRC:
+		counter = &s->rx_bad_icrc;
+		break;
+	case SROCE_RX_NO_QP:
+		counter = &s->rx_no_qp;
+		break;
+	case SROCE_RX_BAD_QP_TYPE:
+		counter = &s->rx_bad_qp_type;
+		break;
+	case SROCE_RX_BAD_STATE:
+		counter = &s->rx_bad_state;
+		break;
+	case SROCE_RX_BAD_ADDR:
+		counter = &s->rx_bad_addr;
+		break;
+	case SROCE_RX_BAD_PKEY:
+		counter = &s->rx_bad_pkey;
+		break;
+	case SROCE_RX_CNP:
+		counter = &s->rx_cnp;
+		break;
+	default:
+		return;
+	}
+	atomic64_inc(counter);
+	atomic64_inc(&s->rx_dropped);
+}
+
+/* ---- the packet on its own ------------------------------------------------ */
+
+/* skb->data at the UDP header: strip it, keep the BTH in the linear part. */
+static enum sroce_rx_drop sroce_rx_udp(struct sk_buff *skb)
+{
+	unsigned int ulen;
+
+	if (!pskb_may_pull(skb, sizeof(struct udphdr) + SROCE_BTH_LEN))
+		return SROCE_RX_BAD_HEADER;
+	ulen = ntohs(udp_hdr(skb)->len);
+	/* The UDP layer trimmed the skb to the datagram; insist on it. */
+	if (ulen != skb->len ||
+	    ulen < sizeof(struct udphdr) + SROCE_BTH_LEN + SROCE_ICRC_LEN)
+		return SROCE_RX_BAD_HEADER;
+	__skb_pull(skb, sizeof(struct udphdr));
+	return SROCE_RX_OK;
+}
+
+/* The BTH and what the opcode table says must follow it. */
+static enum sroce_rx_drop sroce_rx_bth(struct sk_buff *skb)
+{
+	const struct sroce_bth *bth = sroce_pkt_bth(skb);
+	struct sroce_pkt *pkt = SROCE_PKT(skb);
+	const struct sroce_opcode_info *op;
+	unsigned int body;
+
+	if (sroce_bth_tver(bth) != SROCE_BTH_TVER)
+		return SROCE_RX_BAD_HEADER;
+	if (!sroce_opcode_valid(bth->opcode))
+		return SROCE_RX_BAD_OPCODE;
+	op = sroce_opcode_info(bth->opcode);
+
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->opcode = bth->opcode;
+	pkt->hdr_len = op->hdr_len;
+	pkt->pad = sroce_bth_pad(bth);
+	pkt->psn = sroce_bth_psn(bth);
+	pkt->qpn = sroce_bth_qpn(bth);
+	pkt->flags = (sroce_bth_ackreq(bth) ? SROCE_PKT_ACKREQ : 0) |
+		     (sroce_bth_se(bth) ? SROCE_PKT_SE : 0);
+
+	if (skb->len < op->hdr_len + SROCE_ICRC_LEN)
+		return SROCE_RX_BAD_HEADER;
+	body = skb->len - op->hdr_len - SROCE_ICRC_LEN;
+	if (pkt->pad > body)
+		return SROCE_RX_BAD_HEADER;
+	if (!(op->flags & SROCE_OPF_PAYLOAD) && body)
+		return SROCE_RX_BAD_HEADER;
+	pkt->paylen = body - pkt->pad;
+
+	/* May reallocate the head: nothing above points into it any more. */
+	if (!pskb_may_pull(skb, op->hdr_len))
+		return SROCE_RX_BAD_HEADER;
+	return SROCE_RX_OK;
+}
+
+static enum sroce_rx_drop sroce_rx_icrc(struct sk_buff *skb)
+{
+	int err = sroce_icrc_verify(skb);
+
+	if (err == -EBADMSG)
+		return SROCE_RX_BAD_ICRC;
+	return err ? SROCE_RX_BAD_HEADER : SROCE_RX_OK;
+}
+
+static enum sroce_rx_drop sroce_rx_check_packet(struct sk_buff *skb)
+{
+	enum sroce_rx_drop reason;
+
+	reason = sroce_rx_udp(skb);
+	if (reason == SROCE_RX_OK)
+		reason = sroce_rx_bth(skb);
+	if (reason == SROCE_RX_OK)
+		reason = sroce_rx_icrc(skb);
+	return reason;
+}
+
+/* ---- the packet and its QP ----------------------------------------------- */
+
+static u8 sroce_qp_type_bit(enum ib_qp_type type)
+{
+	switch (type) {
+	case IB_QPT_RC:
+		return SROCE_QPT_RC;
+	case IB_QPT_UC:
+		return SROCE_QPT_UC;
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		return SROCE_QPT_UD;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * IBA 10.3.1: a QP receives requests from RTR on and responses while its
+ * send queue is alive (RTS, SQD, SQE).  In ERR everything is dropped: the
+ * queues are being flushed.
+ */
+static bool sroce_rx_state_ok(enum ib_qp_state state, bool request)
+{
+	switch (state) {
+	case IB_QPS_RTR:
+		return request;
+	case IB_QPS_RTS:
+	case IB_QPS_SQD:
+	case IB_QPS_SQE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * P_Key matching (IBA 10.9.3): the low 15 bits name the partition and
+ * two limited members may not talk.  Our table holds the full-member
+ * default key only.
+ */
+static bool sroce_rx_pkey_ok(const struct sroce_bth *bth)
+{
+	u16 pkey = be16_to_cpu(bth->pkey);
+
+	return (pkey & 0x7fff) == (SROCE_DEFAULT_PKEY & 0x7fff);
+}
+
+static enum sroce_rx_drop sroce_rx_check_qp(struct sroce_qp *qp,
+					    struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *op =
+		sroce_opcode_info(SROCE_PKT(skb)->opcode);
+	bool request = op->flags & SROCE_OPF_REQ;
+
+	if (!(op->qp_types & sroce_qp_type_bit(qp->ibqp.qp_type)))
+		return SROCE_RX_BAD_QP_TYPE;
+	if (!(op->flags & (SROCE_OPF_REQ | SROCE_OPF_RESP)))
+		return SROCE_RX_BAD_QP_TYPE;
+	if (!sroce_rx_state_ok(sroce_qp_state(qp), request))
+		return SROCE_RX_BAD_STATE;
+	if ((qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC) &&
+	    !sroce_av_match(&qp->av, skb))
+		return SROCE_RX_BAD_ADDR;
+	if (!sroce_rx_pkey_ok(sroce_pkt_bth(skb)))
+		return SROCE_RX_BAD_PKEY;
+	return SROCE_RX_OK;
+}
+
+/*
+ * The completer reads response payload (READ responses) in place: make
+ * the whole packet linear.  Requests keep their fragments (pkt.h).
+ */
+static enum sroce_rx_drop sroce_rx_prepare(struct sk_buff *skb, bool request)
+{
+	if (!request && skb_linearize(skb))
+		return SROCE_RX_BAD_HEADER;
+	return SROCE_RX_OK;
+}
 
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 {
+	enum sroce_rx_drop reason;
+	struct sroce_qp *qp;
+	bool request;
+
 	atomic64_inc(&sdev->stats.rx_packets);
-	atomic64_inc(&sdev->stats.rx_dropped);
+	atomic64_add(skb->len, &sdev->stats.rx_bytes);
+
+	reason = sroce_rx_check_packet(skb);
+	if (reason != SROCE_RX_OK)
+		goto drop;
+	SROCE_PKT(skb)->sdev = sdev;
+	if (SROCE_PKT(skb)->opcode == SROCE_OP_CNP) {
+		/* TODO: rate control (DCQCN) would start here. */
+		reason = SROCE_RX_CNP;
+		goto drop;
+	}
+
+	qp = sroce_qp_get(sdev, SROCE_PKT(skb)->qpn);
+	if (!qp) {
+		reason = SROCE_RX_NO_QP;
+		goto drop;
+	}
+	request = sroce_opcode_info(SROCE_PKT(skb)->opcode)->flags &
+		  SROCE_OPF_REQ;
+	reason = sroce_rx_check_qp(qp, skb);
+	if (reason == SROCE_RX_OK)
+		reason = sroce_rx_prepare(skb, request);
+	if (reason != SROCE_RX_OK) {
+		sroce_qp_put(qp);
+		goto drop;
+	}
+
+	SROCE_PKT(skb)->qp = qp;
+	if (request)
+		sroce_responder_rcv(qp, skb);
+	else
+		sroce_completer_rcv(qp, skb);
+	sroce_qp_put(qp);
+	return;
+
+drop:
+	sroce_rx_count_drop(sdev, reason);
 	kfree_skb(skb);
 }

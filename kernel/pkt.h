@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * One RoCEv2 packet inside the pipeline, and the transmit API.
+ *
+ * A packet is an skb whose data pointer sits at the BTH while the pipeline
+ * works on it: from sroce_pkt_alloc() until sroce_pkt_send() on the way
+ * out, from recv.c's checks until the responder or completer consumed it
+ * on the way in.  struct sroce_pkt, in skb->cb, says what the headers
+ * hold so that nobody parses them twice; the extension headers are found
+ * through the opcode table (sroce_pkt_hdr()).
+ *
+ *   IP | UDP | BTH | ext headers | payload | pad | ICRC
+ *              ^ skb->data       ^ sroce_pkt_payload()
+ *
+ * Payload of received packets.  A response packet (completer) is made
+ * linear by recv.c, so sroce_pkt_payload() points at all of it.  A request
+ * packet (responder) may keep its payload in page fragments, as the NIC
+ * delivered it; the responder copies it out with sroce_pkt_copy_payload()
+ * and never dereferences sroce_pkt_payload() of a received request.
+ */
+#ifndef SROCE_PKT_H
+#define SROCE_PKT_H
+
+#include <linux/bits.h>
+#include <linux/build_bug.h>
+#include <linux/skbuff.h>
+
+#include "opcode.h"
+
+struct sroce_dev;
+struct sroce_qp;
+
+/* Flags of sroce_pkt_alloc(), kept in sroce_pkt.flags. */
+#define SROCE_PKT_ACKREQ	BIT(0)	/* BTH AckReq */
+#define SROCE_PKT_SE		BIT(1)	/* BTH solicited event */
+
+struct sroce_pkt {
+	struct sroce_dev *sdev;
+	struct sroce_qp *qp;	/* borrowed: the caller holds the QP */
+	u32 psn;
+	u32 qpn;		/* BTH destination QP */
+	u32 paylen;		/* payload bytes, without pad and ICRC */
+	u8 opcode;
+	u8 hdr_len;		/* BTH + extension headers */
+	u8 pad;			/* BTH pad count */
+	u8 flags;		/* SROCE_PKT_* */
+};
+
+static inline struct sroce_pkt *SROCE_PKT(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct sroce_pkt) > sizeof_field(struct sk_buff, cb));
+	return (struct sroce_pkt *)skb->cb;
+}
+
+static inline struct sroce_bth *sroce_pkt_bth(struct sk_buff *skb)
+{
+	return (struct sroce_bth *)skb->data;
+}
+
+/*
+ * The extension header @h of the packet; the caller knows (from the
+ * opcode table) that the opcode carries it.
+ */
+static inline void *sroce_pkt_hdr(struct sk_buff *skb, enum sroce_hdr h)
+{
+	return skb->data + sroce_hdr_offset(SROCE_PKT(skb)->opcode, h);
+}
+
+/* Start of the payload: see above for received request packets. */
+static inline u8 *sroce_pkt_payload(struct sk_buff *skb)
+{
+	return skb->data + SROCE_PKT(skb)->hdr_len;
+}
+
+static inline bool sroce_pkt_ackreq(struct sk_buff *skb)
+{
+	return SROCE_PKT(skb)->flags & SROCE_PKT_ACKREQ;
+}
+
+static inline bool sroce_pkt_se(struct sk_buff *skb)
+{
+	return SROCE_PKT(skb)->flags & SROCE_PKT_SE;
+}
+
+/* ---- transmit.c ---------------------------------------------------------- */
+
+/*
+ * sroce_pkt_alloc() - a packet of @qp ready to be filled
+ * @qp: the sending QP (RC/UC: BTH DestQP is qp->attr.dest_qp_num)
+ * @opcode: a valid opcode; its extension headers are zeroed in place
+ * @psn: BTH PSN
+ * @payload_len: bytes reserved at sroce_pkt_payload() (not initialised);
+ *	the pad and the ICRC after them are zeroed
+ * @flags: SROCE_PKT_ACKREQ, SROCE_PKT_SE
+ *
+ * Headroom is reserved for the link, IP and UDP headers.  Atomic context
+ * is fine.  Return: the skb, or NULL without memory.
+ */
+struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
+				u32 payload_len, u32 flags);
+
+/*
+ * sroce_pkt_send() - send a packet built by sroce_pkt_alloc()
+ *
+ * Adds UDP and IP headers from the QP's address vector (qp->av), the
+ * ICRC, and sends it: through the IP stack towards the device's netdev,
+ * or, when the destination address is local, back into the stack as a
+ * received packet of the netdev that owns it.  Consumes @skb.  Return: 0,
+ * or a negative errno if the packet was dropped (counted in tx_dropped);
+ * callers treat a dropped packet as lost on the wire.
+ */
+int sroce_pkt_send(struct sroce_qp *qp, struct sk_buff *skb);
+
+/*
+ * Copy @len payload bytes starting @offset bytes into the payload of a
+ * received packet, wherever they lie (linear part or fragments), to the
+ * consumer @fn, in as few linear pieces as the skb allows.  Stops at the
+ * first non-zero return of @fn and returns it.
+ */
+typedef int (*sroce_pkt_copy_fn)(void *ctx, const void *buf, u32 len);
+int sroce_pkt_copy_payload(struct sk_buff *skb, u32 offset, u32 len,
+			   sroce_pkt_copy_fn fn, void *ctx);
+
+#endif /* SROCE_PKT_H */

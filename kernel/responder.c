@@ -1,0 +1,1138 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Request packets -> memory, receive WQEs, ACKs and responses.
+ *
+ * sroce_resp_packet() takes one request through these states (IBA vol 1
+ * 9.7.5.1 gives the order of the checks):
+ *
+ *   sequence   RC: PSN == epsn executes; before it is a duplicate
+ *              (sroce_resp_duplicate()); after it a sequence error
+ *              (one NAK).  UC: a gap drops the message in progress.
+ *   opcode     the opcode may follow the previous one (opcode table),
+ *              the QP allows its kind of remote access, its payload
+ *              length fits its place in the message and the path MTU
+ *   execute    by kind: SEND (receive WQE, scatter), RDMA WRITE (rkey,
+ *              copy; with immediate also a receive WQE), READ (resource,
+ *              responses), atomic (resource, one module-wide lock)
+ *   answer     ACK when asked for or every SROCE_RESP_ACK_EVERY packets;
+ *              READ and atomic answer with their responses
+ *
+ * Errors (IBA 9.9.3, responder classes): no receive WQE is an RNR NAK
+ * carrying min_rnr_timer (the requester retries); everything else is
+ * fatal on RC: a NAK (invalid request, remote access, remote operational
+ * error), the receive WQE in use completes with the matching status, and
+ * the QP goes to ERR, which flushes the other receive WQEs.  On UC the
+ * message is dropped silently.
+ *
+ * Teardown (sroce_responder_cleanup(), QP destroy or reset, process
+ * context): mark the responder dying and drop the backlog under the lock,
+ * so the work item finds nothing to do and does not requeue itself; then
+ * cancel it; then free the receive WQE copy.
+ */
+#include <linux/minmax.h>
+#include <linux/slab.h>
+
+#include "cq.h"
+#include "mr.h"
+#include "opcode.h"
+#include "pkt.h"
+#include "psn.h"
+#include "qp.h"
+#include "responder.h"
+#include "sroce.h"
+
+/* Between messages: no opcode, so only a FIRST or ONLY may follow. */
+#define SROCE_RESP_NO_OPCODE	0xff
+
+static struct workqueue_struct *sroce_resp_wq;
+
+/* Atomics are atomic with respect to every QP of every sroce device. */
+static DEFINE_SPINLOCK(sroce_atomic_lock);
+
+/* WQ_MEM_RECLAIM: storage ULPs may wait on READ responses to free memory. */
+int sroce_responder_module_init(void)
+{
+	sroce_resp_wq = alloc_workqueue("sroce_resp", WQ_HIGHPRI | WQ_UNBOUND |
+					WQ_MEM_RECLAIM, 0);
+	return sroce_resp_wq ? 0 : -ENOMEM;
+}
+
+void sroce_responder_module_exit(void)
+{
+	destroy_workqueue(sroce_resp_wq);
+}
+
+/* What executing one packet came to. */
+enum sroce_resp_result {
+	SROCE_RESP_DONE,	/* executed: acknowledge per policy */
+	SROCE_RESP_ANSWERED,	/* executed, and a response went out */
+	SROCE_RESP_DROP,	/* ignore the packet (QP going down) */
+	SROCE_RESP_RNR,		/* no receive WQE: RNR NAK, retry later */
+	/* Fatal on RC; see sroce_resp_errors[]. */
+	SROCE_RESP_E_INV_REQ,	/* bad opcode sequence, length, operation */
+	SROCE_RESP_E_MSG_LEN,	/* message longer than the receive WQE */
+	SROCE_RESP_E_ACCESS,	/* rkey, range or access rights */
+	SROCE_RESP_E_LOC_PROT,	/* the receive WQE's lkey */
+	SROCE_RESP_E_WQE,	/* malformed receive WQE or receive queue */
+	SROCE_RESP_E_INVAL_KEY,	/* SEND with invalidate of a key we cannot */
+	SROCE_RESP_NR
+};
+
+/* The NAK a fatal error sends, and the status of the receive WQE in use. */
+static const struct {
+	u8 nak;
+	u8 wc_status;
+} sroce_resp_errors[SROCE_RESP_NR] = {
+	[SROCE_RESP_E_INV_REQ] = { SROCE_NAK_INVALID_REQ, IB_WC_REM_INV_REQ_ERR },
+	[SROCE_RESP_E_MSG_LEN] = { SROCE_NAK_INVALID_REQ, IB_WC_LOC_LEN_ERR },
+	[SROCE_RESP_E_ACCESS] = { SROCE_NAK_REM_ACCESS_ERR, IB_WC_REM_ACCESS_ERR },
+	[SROCE_RESP_E_LOC_PROT] = { SROCE_NAK_REM_OP_ERR, IB_WC_LOC_PROT_ERR },
+	[SROCE_RESP_E_WQE] = { SROCE_NAK_REM_OP_ERR, IB_WC_LOC_QP_OP_ERR },
+	[SROCE_RESP_E_INVAL_KEY] = { SROCE_NAK_INVALID_REQ, IB_WC_REM_INV_REQ_ERR },
+};
+
+static const struct sroce_opcode_info *sroce_resp_op(struct sk_buff *skb)
+{
+	return sroce_opcode_info(SROCE_PKT(skb)->opcode);
+}
+
+static bool sroce_resp_is_rc(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC;
+}
+
+/* ---- acknowledgments -------------------------------------------------------- */
+
+/*
+ * End-to-end credits (IBA 9.7.7.2): the receive WQEs posted beyond the one
+ * in use, rounded down to what the AETH encoding can say.
+ */
+static u8 sroce_resp_credits(struct sroce_qp *qp)
+{
+	u32 n = sroce_ring_published(&qp->rq, READ_ONCE(qp->rq_tail));
+	u8 code;
+
+	if (n == U32_MAX)
+		return SROCE_AETH_CREDIT_INVALID;
+	if (qp->resp.have_rwqe && n)
+		n--;
+	for (code = 0; code < SROCE_AETH_CREDIT_INVALID - 1; code++) {
+		if (sroce_aeth_credits(code + 1) > n)
+			break;
+	}
+	return code;
+}
+
+/* An ACK, NAK or RNR NAK with @syndrome at @psn; a lost one is retried. */
+static void sroce_resp_send_ack(struct sroce_qp *qp, u8 syndrome, u32 psn)
+{
+	struct sk_buff *skb;
+
+	skb = sroce_pkt_alloc(qp, SROCE_OP_RC_ACKNOWLEDGE, psn, 0, 0);
+	if (!skb)
+		return;
+	sroce_aeth_set(sroce_pkt_hdr(skb, SROCE_HDR_AETH), syndrome,
+		       qp->resp.msn);
+	sroce_pkt_send(qp, skb);
+}
+
+static void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
+{
+	sroce_resp_send_ack(qp, SROCE_AETH_ACK | sroce_resp_credits(qp), psn);
+	qp->resp.unacked = 0;
+}
+
+static void sroce_resp_nak(struct sroce_qp *qp, u8 code, u32 psn)
+{
+	sroce_resp_send_ack(qp, SROCE_AETH_NAK | code, psn);
+}
+
+/* ---- sequence ------------------------------------------------------------------ */
+
+/* The request at @pkt executed and used @npsn PSNs (a READ: its responses). */
+static void sroce_resp_advance(struct sroce_responder *resp,
+			       const struct sroce_pkt *pkt, u32 npsn)
+{
+	resp->epsn = sroce_psn_add(pkt->psn, npsn);
+	resp->last_opcode = pkt->opcode;
+	if (sroce_opcode_info(pkt->opcode)->flags & SROCE_OPF_LAST) {
+		resp->msn = sroce_psn_next(resp->msn);
+		resp->last_opcode = SROCE_RESP_NO_OPCODE;
+	}
+}
+
+/*
+ * UC (IBA 9.8.3): no retransmission exists, so a PSN gap or a broken
+ * opcode sequence loses the message in progress; the receive WQE it used
+ * is kept for the next message.  A packet that starts a message resyncs
+ * the expected PSN.  Returns whether @pkt may execute.
+ */
+static void sroce_resp_uc_abandon(struct sroce_responder *resp)
+{
+	resp->recv_len = 0;
+	resp->recv_sge = 0;
+	resp->recv_sge_off = 0;
+	resp->last_opcode = SROCE_RESP_NO_OPCODE;
+}
+
+static bool sroce_resp_uc_accept(struct sroce_responder *resp,
+				 const struct sroce_pkt *pkt)
+{
+	if (pkt->psn == resp->epsn && !resp->uc_drop &&
+	    sroce_opcode_may_follow(resp->last_opcode, pkt->opcode))
+		return true;
+
+	sroce_resp_uc_abandon(resp);
+	resp->uc_drop = !sroce_opcode_starts_message(pkt->opcode);
+	resp->epsn = sroce_psn_next(pkt->psn);
+	return !resp->uc_drop;
+}
+
+/* ---- receive WQEs ---------------------------------------------------------------- */
+
+/* A SEND or WRITE with immediate starts: take the oldest receive WQE. */
+static enum sroce_resp_result sroce_resp_take_rwqe(struct sroce_qp *qp)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	switch (sroce_rq_fetch(qp, resp->rwqe)) {
+	case 0:
+		break;
+	case -ENOENT:
+		return SROCE_RESP_RNR;
+	case -ESHUTDOWN:
+		return SROCE_RESP_DROP;		/* flushing: QP in error */
+	case -EINVAL:
+		resp->have_rwqe = true;		/* completes in error */
+		return SROCE_RESP_E_WQE;
+	default:
+		return SROCE_RESP_E_WQE;	/* corrupt ring indices */
+	}
+	resp->have_rwqe = true;
+	resp->recv_len = 0;
+	resp->recv_sge = 0;
+	resp->recv_sge_off = 0;
+	return SROCE_RESP_DONE;
+}
+
+/*
+ * Complete the receive WQE in use.  @skb is the packet that ends the
+ * message (NULL for an error completion).
+ */
+static void sroce_resp_complete(struct sroce_qp *qp, struct sk_buff *skb,
+				enum ib_wc_status status)
+{
+	struct sroce_responder *resp = &qp->resp;
+	struct ib_uverbs_wc wc = {
+		.wr_id = resp->rwqe->wr_id,
+		.status = status,
+		.qp_num = qp->ibqp.qp_num,
+	};
+	const struct sroce_opcode_info *op;
+
+	resp->have_rwqe = false;
+	if (status != IB_WC_SUCCESS || !skb) {
+		/* Only wr_id, status and qp_num are defined for an error. */
+		wc.opcode = IB_WC_RECV;
+		sroce_rq_complete(qp, &wc, false);
+		return;
+	}
+
+	op = sroce_resp_op(skb);
+	wc.src_qp = qp->attr.dest_qp_num;
+	wc.port_num = 1;
+	if (op->kind == SROCE_OPK_WRITE) {
+		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
+		wc.byte_len = resp->write_len;
+	} else {
+		wc.opcode = IB_WC_RECV;
+		wc.byte_len = resp->recv_len;
+	}
+	if (op->hdrs & SROCE_HDRM_IMMDT) {
+		const struct sroce_immdt *immdt = sroce_pkt_hdr(skb, SROCE_HDR_IMMDT);
+
+		wc.ex.imm_data = immdt->imm;
+		wc.wc_flags |= SROCE_WC_WITH_IMM;
+	} else if (op->hdrs & SROCE_HDRM_IETH) {
+		const struct sroce_ieth *ieth = sroce_pkt_hdr(skb, SROCE_HDR_IETH);
+
+		wc.ex.invalidate_rkey = be32_to_cpu(ieth->rkey);
+		wc.wc_flags |= SROCE_WC_WITH_INV;
+	}
+	sroce_rq_complete(qp, &wc, sroce_pkt_se(skb));
+}
+
+/* Scatter state: where the next payload byte goes in the receive WQE. */
+struct sroce_resp_scatter {
+	struct sroce_qp *qp;
+	struct sroce_responder *resp;
+};
+
+/*
+ * Copy one linear piece of payload to the receive WQE's SGEs.  Each lkey
+ * is looked up and checked when used: the WQE may name anything.
+ */
+static int sroce_resp_scatter(void *ctx, const void *buf, u32 len)
+{
+	struct sroce_resp_scatter *s = ctx;
+	struct sroce_responder *resp = s->resp;
+	struct sroce_qp *qp = s->qp;
+
+	while (len) {
+		const struct sroce_sge *sge;
+		struct sroce_mr *mr;
+		u64 addr;
+		u32 chunk;
+
+		if (resp->recv_sge >= resp->rwqe->num_sge)
+			return -ENOSPC;
+		sge = &resp->rwqe->sge[resp->recv_sge];
+		chunk = min(len, sge->length - resp->recv_sge_off);
+		if (!chunk) {
+			resp->recv_sge++;
+			resp->recv_sge_off = 0;
+			continue;
+		}
+		addr = sge->addr + resp->recv_sge_off;
+		mr = sroce_mr_get(qp->sdev, sge->lkey);
+		if (!mr)
+			return -EACCES;
+		if (sroce_mr_check(mr, qp->ibqp.pd, addr, chunk,
+				   IB_ACCESS_LOCAL_WRITE)) {
+			sroce_mr_put(mr);
+			return -EACCES;
+		}
+		/* sroce_mr_copy() only reads @buf in this direction. */
+		sroce_mr_copy(mr, addr, (void *)buf, chunk, SROCE_TO_MR);
+		sroce_mr_put(mr);
+		resp->recv_sge_off += chunk;
+		buf += chunk;
+		len -= chunk;
+	}
+	return 0;
+}
+
+/* Copy target of an RDMA WRITE: a checked MR range. */
+struct sroce_resp_to_mr {
+	struct sroce_mr *mr;
+	u64 iova;
+};
+
+static int sroce_resp_copy_to_mr(void *ctx, const void *buf, u32 len)
+{
+	struct sroce_resp_to_mr *t = ctx;
+
+	sroce_mr_copy(t->mr, t->iova, (void *)buf, len, SROCE_TO_MR);
+	t->iova += len;
+	return 0;
+}
+
+/* ---- SEND ---------------------------------------------------------------------- */
+
+/*
+ * SEND with invalidate (IBA 10.6.6.3): only memory that can be invalidated
+ * (fast-register MRs, type 2 memory windows) may be named.  sroce has
+ * neither yet, so every key is one we cannot invalidate, which IBA
+ * answers with an invalid request.
+ */
+static enum sroce_resp_result sroce_resp_invalidate(struct sroce_qp *qp,
+						    u32 rkey)
+{
+	return SROCE_RESP_E_INVAL_KEY;
+}
+
+static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
+					      struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *op = sroce_resp_op(skb);
+	struct sroce_responder *resp = &qp->resp;
+	struct sroce_pkt *pkt = SROCE_PKT(skb);
+	struct sroce_resp_scatter s = { .qp = qp, .resp = resp };
+	enum sroce_resp_result res;
+	int err;
+
+	if (op->flags & SROCE_OPF_RECV) {
+		res = sroce_resp_take_rwqe(qp);
+		if (res != SROCE_RESP_DONE)
+			return res;
+	}
+	if (!resp->have_rwqe)
+		return SROCE_RESP_E_INV_REQ;
+	if (pkt->paylen > resp->rwqe->length - resp->recv_len)
+		return SROCE_RESP_E_MSG_LEN;
+
+	err = sroce_pkt_copy_payload(skb, 0, pkt->paylen, sroce_resp_scatter, &s);
+	if (err)
+		return err == -ENOSPC ? SROCE_RESP_E_MSG_LEN : SROCE_RESP_E_LOC_PROT;
+	resp->recv_len += pkt->paylen;
+
+	if (op->hdrs & SROCE_HDRM_IETH) {
+		const struct sroce_ieth *ieth = sroce_pkt_hdr(skb, SROCE_HDR_IETH);
+
+		res = sroce_resp_invalidate(qp, be32_to_cpu(ieth->rkey));
+		if (res != SROCE_RESP_DONE)
+			return res;
+	}
+	sroce_resp_advance(resp, pkt, 1);
+	if (op->flags & SROCE_OPF_RECV_CQE)
+		sroce_resp_complete(qp, skb, IB_WC_SUCCESS);
+	return SROCE_RESP_DONE;
+}
+
+/* ---- RDMA WRITE ---------------------------------------------------------------- */
+
+/* Look up @rkey for [@va, @va + @len) with @access; NULL if not allowed. */
+static struct sroce_mr *sroce_resp_rkey(struct sroce_qp *qp, u32 rkey, u64 va,
+					u64 len, int access)
+{
+	struct sroce_mr *mr = sroce_mr_get(qp->sdev, rkey);
+
+	if (mr && sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
+		sroce_mr_put(mr);
+		mr = NULL;
+	}
+	return mr;
+}
+
+/* A WRITE FIRST or ONLY: its RETH names the whole target range. */
+static enum sroce_resp_result sroce_resp_write_start(struct sroce_qp *qp,
+						     struct sk_buff *skb)
+{
+	const struct sroce_reth *reth = sroce_pkt_hdr(skb, SROCE_HDR_RETH);
+	struct sroce_responder *resp = &qp->resp;
+	struct sroce_mr *mr;
+	u32 len = be32_to_cpu(reth->dma_len);
+
+	if (len > SROCE_MAX_MSG_SIZE)
+		return SROCE_RESP_E_INV_REQ;
+	resp->write_va = be64_to_cpu(reth->va);
+	resp->write_rkey = be32_to_cpu(reth->rkey);
+	resp->write_resid = len;
+	resp->write_len = len;
+	/* A zero-length WRITE names no memory: its key is not checked. */
+	if (!len)
+		return SROCE_RESP_DONE;
+	mr = sroce_resp_rkey(qp, resp->write_rkey, resp->write_va, len,
+			     IB_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		return SROCE_RESP_E_ACCESS;
+	sroce_mr_put(mr);
+	return SROCE_RESP_DONE;
+}
+
+static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
+					       struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *op = sroce_resp_op(skb);
+	struct sroce_responder *resp = &qp->resp;
+	struct sroce_pkt *pkt = SROCE_PKT(skb);
+	struct sroce_resp_to_mr t;
+	enum sroce_resp_result res;
+
+	if (op->flags & SROCE_OPF_FIRST) {
+		res = sroce_resp_write_start(qp, skb);
+		if (res != SROCE_RESP_DONE)
+			return res;
+	}
+	/* The message must end exactly where the RETH said. */
+	if ((op->flags & SROCE_OPF_LAST) ? pkt->paylen != resp->write_resid :
+					   pkt->paylen >= resp->write_resid)
+		return SROCE_RESP_E_INV_REQ;
+	/* With immediate: no receive WQE, no data placed (RNR retries). */
+	if (op->flags & SROCE_OPF_RECV) {
+		res = sroce_resp_take_rwqe(qp);
+		if (res != SROCE_RESP_DONE)
+			return res;
+	}
+
+	if (pkt->paylen) {
+		t.iova = resp->write_va;
+		t.mr = sroce_resp_rkey(qp, resp->write_rkey, t.iova, pkt->paylen,
+				       IB_ACCESS_REMOTE_WRITE);
+		if (!t.mr)
+			return SROCE_RESP_E_ACCESS;
+		sroce_pkt_copy_payload(skb, 0, pkt->paylen,
+				       sroce_resp_copy_to_mr, &t);
+		sroce_mr_put(t.mr);
+		resp->write_va += pkt->paylen;
+		resp->write_resid -= pkt->paylen;
+	}
+
+	sroce_resp_advance(resp, pkt, 1);
+	if (op->flags & SROCE_OPF_RECV_CQE)
+		sroce_resp_complete(qp, skb, IB_WC_SUCCESS);
+	return SROCE_RESP_DONE;
+}
+
+/* ---- READ and atomic resources ---------------------------------------------- */
+
+static struct sroce_resp_res *sroce_resp_res_new(struct sroce_responder *resp)
+{
+	struct sroce_resp_res *res;
+
+	res = &resp->res[resp->res_next++ % ARRAY_SIZE(resp->res)];
+	memset(res, 0, sizeof(*res));
+	return res;
+}
+
+/* The READ whose responses cover @psn, or the atomic at @psn. */
+static struct sroce_resp_res *sroce_resp_res_find(struct sroce_responder *resp,
+						  u8 kind, u32 psn)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(resp->res); i++) {
+		struct sroce_resp_res *res = &resp->res[i];
+
+		if (res->kind == kind &&
+		    sroce_psn_in_range(psn, res->first_psn,
+				       sroce_psn_diff(res->first_psn,
+						      res->last_psn) + 1))
+			return res;
+	}
+	return NULL;
+}
+
+/* ---- READ responses ------------------------------------------------------------ */
+
+static u32 sroce_resp_read_pkts(u32 len, u32 mtu)
+{
+	return max(1U, DIV_ROUND_UP(len, mtu));
+}
+
+/* FIRST/MIDDLE/LAST/ONLY of the response packet at @psn. */
+static u8 sroce_resp_read_opcode(struct sroce_responder *resp, u32 psn)
+{
+	bool first = psn == resp->read_first;
+	bool last = psn == resp->read->last_psn;
+
+	if (first)
+		return last ? SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY :
+			      SROCE_OP_RC_RDMA_READ_RESPONSE_FIRST;
+	return last ? SROCE_OP_RC_RDMA_READ_RESPONSE_LAST :
+		      SROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
+}
+
+/* Build and send the response at read_psn from @mr (NULL: no payload). */
+static int sroce_resp_read_one(struct sroce_qp *qp, struct sroce_mr *mr)
+{
+	struct sroce_responder *resp = &qp->resp;
+	struct sroce_resp_res *res = resp->read;
+	u32 psn = resp->read_psn;
+	u64 offset = (u64)sroce_psn_diff(res->first_psn, psn) * resp->mtu;
+	u32 paylen = min_t(u64, resp->mtu, res->len - offset);
+	u8 opcode = sroce_resp_read_opcode(resp, psn);
+	struct sk_buff *skb;
+
+	skb = sroce_pkt_alloc(qp, opcode, psn, paylen, 0);
+	if (!skb)
+		return -ENOMEM;
+	if (sroce_opcode_has(opcode, SROCE_HDR_AETH))
+		sroce_aeth_set(sroce_pkt_hdr(skb, SROCE_HDR_AETH),
+			       SROCE_AETH_ACK | sroce_resp_credits(qp),
+			       resp->msn);
+	if (paylen)
+		sroce_mr_copy(mr, res->va + offset, sroce_pkt_payload(skb),
+			      paylen, SROCE_FROM_MR);
+	sroce_pkt_send(qp, skb);
+	return 0;
+}
+
+/*
+ * Send up to @budget responses of the READ in progress.  Returns 0 when
+ * it is complete, -EAGAIN when more remain, -ENOMEM when out of memory
+ * (both: the work item continues), -EACCES if the memory went away under
+ * a replay (fatal).
+ */
+static int sroce_resp_read_send(struct sroce_qp *qp, unsigned int budget)
+{
+	struct sroce_responder *resp = &qp->resp;
+	struct sroce_resp_res *res = resp->read;
+	struct sroce_mr *mr = NULL;
+	int err = -EAGAIN;
+
+	if (res->len) {
+		/* Checked at execution; looked up again as the MR may go. */
+		mr = sroce_resp_rkey(qp, res->rkey, res->va, res->len,
+				     IB_ACCESS_REMOTE_READ);
+		if (!mr)
+			return -EACCES;
+	}
+	while (budget--) {
+		err = sroce_resp_read_one(qp, mr);
+		if (err)
+			break;
+		if (resp->read_psn == res->last_psn) {
+			resp->read = NULL;
+			break;
+		}
+		resp->read_psn = sroce_psn_next(resp->read_psn);
+		err = -EAGAIN;
+	}
+	if (mr)
+		sroce_mr_put(mr);
+	return err;
+}
+
+static void sroce_resp_schedule(struct sroce_qp *qp, unsigned long delay)
+{
+	if (!qp->resp.dying)
+		mod_delayed_work(sroce_resp_wq, &qp->resp.work, delay);
+}
+
+static void sroce_resp_stop(struct sroce_qp *qp);
+
+/* Start (or replay) the responses of @res from @psn. */
+static void sroce_resp_read_start(struct sroce_qp *qp,
+				  struct sroce_resp_res *res, u32 psn)
+{
+	struct sroce_responder *resp = &qp->resp;
+	int err;
+
+	resp->read = res;
+	resp->read_psn = psn;
+	resp->read_first = psn;
+	resp->unacked = 0;	/* a response acknowledges everything before */
+	err = sroce_resp_read_send(qp, SROCE_RESP_READ_BUDGET);
+	if (err == -EACCES) {
+		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS_ERR, resp->read_psn);
+		sroce_resp_stop(qp);
+	} else if (err) {
+		sroce_resp_schedule(qp, err == -ENOMEM ? 1 : 0);
+	}
+}
+
+static enum sroce_resp_result sroce_resp_read(struct sroce_qp *qp,
+					      struct sk_buff *skb)
+{
+	const struct sroce_reth *reth = sroce_pkt_hdr(skb, SROCE_HDR_RETH);
+	struct sroce_responder *resp = &qp->resp;
+	struct sroce_pkt *pkt = SROCE_PKT(skb);
+	struct sroce_resp_res *res;
+	struct sroce_mr *mr;
+	u32 len = be32_to_cpu(reth->dma_len);
+	u64 va = be64_to_cpu(reth->va);
+	u32 rkey = be32_to_cpu(reth->rkey);
+	u32 npkts;
+
+	if (len > SROCE_MAX_MSG_SIZE)
+		return SROCE_RESP_E_INV_REQ;
+	if (len) {
+		mr = sroce_resp_rkey(qp, rkey, va, len, IB_ACCESS_REMOTE_READ);
+		if (!mr)
+			return SROCE_RESP_E_ACCESS;
+		sroce_mr_put(mr);
+	}
+
+	npkts = sroce_resp_read_pkts(len, resp->mtu);
+	res = sroce_resp_res_new(resp);
+	res->kind = SROCE_OPK_READ_REQ;
+	res->first_psn = pkt->psn;
+	res->last_psn = sroce_psn_add(pkt->psn, npkts - 1);
+	res->va = va;
+	res->rkey = rkey;
+	res->len = len;
+
+	/* The MSN counts the READ now (C9-148): its responses carry it. */
+	sroce_resp_advance(resp, pkt, npkts);
+	sroce_resp_read_start(qp, res, pkt->psn);
+	return SROCE_RESP_ANSWERED;
+}
+
+/* ---- atomics ------------------------------------------------------------------- */
+
+static void sroce_resp_send_atomic_ack(struct sroce_qp *qp,
+				       const struct sroce_resp_res *res)
+{
+	struct sroce_atmack *atmack;
+	struct sk_buff *skb;
+
+	skb = sroce_pkt_alloc(qp, SROCE_OP_RC_ATOMIC_ACKNOWLEDGE,
+			      res->first_psn, 0, 0);
+	if (!skb)
+		return;		/* the requester retries; we replay */
+	sroce_aeth_set(sroce_pkt_hdr(skb, SROCE_HDR_AETH),
+		       SROCE_AETH_ACK | sroce_resp_credits(qp), qp->resp.msn);
+	atmack = sroce_pkt_hdr(skb, SROCE_HDR_ATMACK);
+	atmack->orig = cpu_to_be64(res->orig);
+	sroce_pkt_send(qp, skb);
+	qp->resp.unacked = 0;
+}
+
+/* The 64-bit word is in host order in memory, as the verbs see it. */
+static u64 sroce_resp_atomic_exec(struct sroce_mr *mr, u64 va, u8 opcode,
+				  const struct sroce_atmeth *ath)
+{
+	u64 orig, val;
+
+	spin_lock(&sroce_atomic_lock);
+	sroce_mr_copy(mr, va, &orig, sizeof(orig), SROCE_FROM_MR);
+	if (opcode == SROCE_OP_RC_COMPARE_SWAP)
+		val = orig == be64_to_cpu(ath->compare) ?
+		      be64_to_cpu(ath->swap_add) : orig;
+	else
+		val = orig + be64_to_cpu(ath->swap_add);
+	sroce_mr_copy(mr, va, &val, sizeof(val), SROCE_TO_MR);
+	spin_unlock(&sroce_atomic_lock);
+	return orig;
+}
+
+static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
+						struct sk_buff *skb)
+{
+	const struct sroce_atmeth *ath = sroce_pkt_hdr(skb, SROCE_HDR_ATMETH);
+	struct sroce_responder *resp = &qp->resp;
+	struct sroce_pkt *pkt = SROCE_PKT(skb);
+	struct sroce_resp_res *res;
+	u64 va = be64_to_cpu(ath->va);
+	struct sroce_mr *mr;
+	u64 orig;
+
+	if (va & (sizeof(u64) - 1))
+		return SROCE_RESP_E_INV_REQ;	/* IBA 9.4.5: misaligned */
+	mr = sroce_resp_rkey(qp, be32_to_cpu(ath->rkey), va, sizeof(u64),
+			     IB_ACCESS_REMOTE_ATOMIC);
+	if (!mr)
+		return SROCE_RESP_E_ACCESS;
+	orig = sroce_resp_atomic_exec(mr, va, pkt->opcode, ath);
+	sroce_mr_put(mr);
+
+	res = sroce_resp_res_new(resp);
+	res->kind = SROCE_OPK_ATOMIC;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+	res->orig = orig;
+
+	sroce_resp_advance(resp, pkt, 1);
+	sroce_resp_send_atomic_ack(qp, res);
+	return SROCE_RESP_ANSWERED;
+}
+
+/* ---- checks before execution ----------------------------------------------- */
+
+/* The QP's access flags say which remote operations it accepts. */
+static bool sroce_resp_op_allowed(struct sroce_responder *resp,
+				  const struct sroce_opcode_info *op)
+{
+	switch (op->kind) {
+	case SROCE_OPK_WRITE:
+		return resp->access & IB_ACCESS_REMOTE_WRITE;
+	case SROCE_OPK_READ_REQ:
+		return (resp->access & IB_ACCESS_REMOTE_READ) &&
+		       resp->max_dest_rd_atomic;
+	case SROCE_OPK_ATOMIC:
+		return (resp->access & IB_ACCESS_REMOTE_ATOMIC) &&
+		       resp->max_dest_rd_atomic;
+	default:
+		return true;
+	}
+}
+
+/*
+ * IBA 9.7.5.1.3: FIRST and MIDDLE packets carry exactly one path MTU,
+ * LAST and ONLY at most one.
+ */
+static bool sroce_resp_len_ok(struct sroce_responder *resp,
+			      const struct sroce_opcode_info *op,
+			      const struct sroce_pkt *pkt)
+{
+	if (!(op->flags & SROCE_OPF_PAYLOAD))
+		return true;
+	if (op->flags & SROCE_OPF_LAST)
+		return pkt->paylen <= resp->mtu;
+	return pkt->paylen == resp->mtu;
+}
+
+static enum sroce_resp_result sroce_resp_execute(struct sroce_qp *qp,
+						 struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *op = sroce_resp_op(skb);
+	struct sroce_responder *resp = &qp->resp;
+
+	if (!sroce_opcode_may_follow(resp->last_opcode, SROCE_PKT(skb)->opcode) ||
+	    !sroce_resp_op_allowed(resp, op) ||
+	    !sroce_resp_len_ok(resp, op, SROCE_PKT(skb)))
+		return SROCE_RESP_E_INV_REQ;
+
+	switch (op->kind) {
+	case SROCE_OPK_SEND:
+		return sroce_resp_send(qp, skb);
+	case SROCE_OPK_WRITE:
+		return sroce_resp_write(qp, skb);
+	case SROCE_OPK_READ_REQ:
+		return sroce_resp_read(qp, skb);
+	case SROCE_OPK_ATOMIC:
+		return sroce_resp_atomic(qp, skb);
+	default:
+		/* recv.c sends only RC/UC request opcodes here. */
+		return SROCE_RESP_E_INV_REQ;
+	}
+}
+
+/* ---- outcomes ------------------------------------------------------------------ */
+
+/*
+ * Stop executing: everything from now on is dropped, and the QP goes to
+ * ERR once the lock is dropped.  The RQ flush then completes every posted
+ * receive WQE with IB_WC_WR_FLUSH_ERR.
+ */
+static void sroce_resp_stop(struct sroce_qp *qp)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	resp->stopped = true;
+	resp->want_qp_error = true;
+	resp->read = NULL;
+	__skb_queue_purge(&resp->backlog);
+}
+
+static void sroce_resp_rnr(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	if (!sroce_resp_is_rc(qp)) {
+		/* UC: the message is lost. */
+		sroce_resp_uc_abandon(resp);
+		resp->uc_drop = true;
+		return;
+	}
+	atomic64_inc(&qp->sdev->stats.resp_rnr_naks);
+	sroce_resp_send_ack(qp, SROCE_AETH_RNR_NAK | resp->min_rnr_timer,
+			    pkt->psn);
+	/*
+	 * The packets behind this one are already on their way; they would
+	 * each be a sequence error.  The requester resends from here after
+	 * the RNR timer anyway: stay quiet until it does.
+	 */
+	resp->seq_nak_sent = true;
+}
+
+static void sroce_resp_fatal(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			     enum sroce_resp_result res)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	if (sroce_resp_is_rc(qp)) {
+		atomic64_inc(&qp->sdev->stats.resp_fatal_naks);
+		sroce_resp_nak(qp, sroce_resp_errors[res].nak, pkt->psn);
+	} else if (res != SROCE_RESP_E_WQE) {
+		/* UC: drop the message, keep the receive WQE (class D). */
+		sroce_resp_uc_abandon(resp);
+		resp->uc_drop = true;
+		return;
+	}
+	if (resp->have_rwqe)
+		sroce_resp_complete(qp, NULL, sroce_resp_errors[res].wc_status);
+	sroce_resp_stop(qp);
+}
+
+/* After a SEND or WRITE packet executed: coalesce ACKs (RC only). */
+static void sroce_resp_acknowledge(struct sroce_qp *qp, struct sroce_pkt *pkt)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	if (!sroce_resp_is_rc(qp))
+		return;
+	if ((pkt->flags & SROCE_PKT_ACKREQ) ||
+	    ++resp->unacked >= SROCE_RESP_ACK_EVERY)
+		sroce_resp_ack(qp, pkt->psn);
+}
+
+static void sroce_resp_outcome(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			       enum sroce_resp_result res)
+{
+	switch (res) {
+	case SROCE_RESP_DONE:
+		sroce_resp_acknowledge(qp, pkt);
+		break;
+	case SROCE_RESP_ANSWERED:
+		break;
+	case SROCE_RESP_DROP:
+		atomic64_inc(&qp->sdev->stats.resp_dropped);
+		break;
+	case SROCE_RESP_RNR:
+		sroce_resp_rnr(qp, pkt);
+		break;
+	default:
+		sroce_resp_fatal(qp, pkt, res);
+		break;
+	}
+}
+
+/* ---- sequence errors and duplicates -------------------------------------- */
+
+/* Packets were lost before this one: NAK once, at the PSN we expect. */
+static void sroce_resp_seq_error(struct sroce_qp *qp)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	if (resp->seq_nak_sent)
+		return;
+	resp->seq_nak_sent = true;
+	atomic64_inc(&qp->sdev->stats.resp_seq_naks);
+	sroce_resp_nak(qp, SROCE_NAK_PSN_SEQ_ERR, resp->epsn);
+}
+
+/*
+ * The PSN to acknowledge a duplicate SEND or WRITE at @psn with: the last
+ * one executed, unless a READ or atomic lies in between.  An ACK past one
+ * of those would tell the requester its response was lost, while the
+ * duplicate of that request (on its way behind this one) replays it.
+ */
+static u32 sroce_resp_dup_ack_psn(struct sroce_responder *resp, u32 psn)
+{
+	u32 ack = sroce_psn_add(resp->epsn, -1U);
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(resp->res); i++) {
+		const struct sroce_resp_res *res = &resp->res[i];
+
+		if (res->kind && sroce_psn_after(res->first_psn, psn) &&
+		    !sroce_psn_after(res->first_psn, ack))
+			ack = sroce_psn_add(res->first_psn, -1U);
+	}
+	return ack;
+}
+
+/*
+ * A request we executed before: our answer was lost.  SEND and WRITE get
+ * an ACK of everything so far (C9-105), once per burst of duplicates or
+ * when asked; a READ or atomic is answered again from the resource cache
+ * and never executed twice.  One that is no longer cached is dropped.
+ */
+static void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	struct sroce_responder *resp = &qp->resp;
+	struct sroce_pkt *pkt = SROCE_PKT(skb);
+	struct sroce_resp_res *res;
+
+	atomic64_inc(&qp->sdev->stats.resp_duplicates);
+	switch (sroce_resp_op(skb)->kind) {
+	case SROCE_OPK_READ_REQ:
+		res = sroce_resp_res_find(resp, SROCE_OPK_READ_REQ, pkt->psn);
+		if (!res)
+			break;
+		sroce_resp_read_start(qp, res, pkt->psn);
+		return;
+	case SROCE_OPK_ATOMIC:
+		res = sroce_resp_res_find(resp, SROCE_OPK_ATOMIC, pkt->psn);
+		if (!res || res->first_psn != pkt->psn)
+			break;
+		sroce_resp_send_atomic_ack(qp, res);
+		return;
+	default:
+		if ((pkt->flags & SROCE_PKT_ACKREQ) || !resp->dup_acked) {
+			resp->dup_acked = true;
+			sroce_resp_ack(qp, sroce_resp_dup_ack_psn(resp, pkt->psn));
+		}
+		return;
+	}
+	atomic64_inc(&qp->sdev->stats.resp_dropped);
+}
+
+/* ---- one packet ------------------------------------------------------------------ */
+
+/* Under resp.lock; consumes @skb. */
+static void sroce_resp_packet(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	struct sroce_responder *resp = &qp->resp;
+	struct sroce_pkt *pkt = SROCE_PKT(skb);
+	s32 diff;
+
+	if (!resp->started || resp->stopped) {
+		atomic64_inc(&qp->sdev->stats.resp_dropped);
+		goto out;
+	}
+
+	if (sroce_resp_is_rc(qp)) {
+		diff = sroce_psn_diff(resp->epsn, pkt->psn);
+		if (diff > 0) {
+			sroce_resp_seq_error(qp);
+			goto out;
+		}
+		if (diff < 0) {
+			sroce_resp_duplicate(qp, skb);
+			goto out;
+		}
+		resp->seq_nak_sent = false;
+		resp->dup_acked = false;
+	} else if (!sroce_resp_uc_accept(resp, pkt)) {
+		goto out;
+	}
+
+	sroce_resp_outcome(qp, pkt, sroce_resp_execute(qp, skb));
+out:
+	consume_skb(skb);
+}
+
+/*
+ * Continue a READ response that went over budget, then the requests that
+ * queued behind it.  Under resp.lock.
+ */
+static void sroce_resp_run(struct sroce_qp *qp)
+{
+	struct sroce_responder *resp = &qp->resp;
+	struct sk_buff *skb;
+	int err;
+
+	while (!resp->stopped && !resp->dying) {
+		if (resp->read) {
+			err = sroce_resp_read_send(qp, SROCE_RESP_READ_BUDGET);
+			if (err == -EACCES) {
+				sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS_ERR,
+					       resp->read_psn);
+				sroce_resp_stop(qp);
+			} else if (err) {
+				sroce_resp_schedule(qp, err == -ENOMEM ? 1 : 0);
+				return;
+			}
+			continue;
+		}
+		skb = __skb_dequeue(&resp->backlog);
+		if (!skb)
+			return;
+		sroce_resp_packet(qp, skb);
+	}
+	__skb_queue_purge(&resp->backlog);
+}
+
+/* Take the QP to ERR if the responder asked for it, outside resp.lock. */
+static void sroce_resp_unlock(struct sroce_qp *qp)
+{
+	bool qp_error = qp->resp.want_qp_error;
+
+	qp->resp.want_qp_error = false;
+	spin_unlock_bh(&qp->resp.lock);
+	if (qp_error)
+		sroce_qp_error(qp);
+}
+
+static void sroce_resp_work(struct work_struct *work)
+{
+	struct sroce_responder *resp =
+		container_of(to_delayed_work(work), struct sroce_responder, work);
+	struct sroce_qp *qp = container_of(resp, struct sroce_qp, resp);
+
+	spin_lock_bh(&resp->lock);
+	sroce_resp_run(qp);
+	sroce_resp_unlock(qp);
+}
+
+/*
+ * Receive hook for request opcodes (recv.c has checked headers, ICRC,
+ * QP type and state).  While a READ response is being sent, requests
+ * wait behind it so that answers leave in PSN order.
+ */
+void sroce_responder_rcv(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	spin_lock_bh(&resp->lock);
+	if (!resp->read && skb_queue_empty(&resp->backlog)) {
+		sroce_resp_packet(qp, skb);
+	} else if (skb_queue_len(&resp->backlog) < SROCE_RESP_BACKLOG_MAX &&
+		   !resp->dying) {
+		__skb_queue_tail(&resp->backlog, skb);
+	} else {
+		atomic64_inc(&qp->sdev->stats.resp_dropped);
+		kfree_skb(skb);
+	}
+	sroce_resp_unlock(qp);
+}
+
+/* ---- QP lifetime ---------------------------------------------------------------- */
+
+int sroce_responder_init(struct sroce_qp *qp)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	memset(resp, 0, sizeof(*resp));
+	spin_lock_init(&resp->lock);
+	skb_queue_head_init(&resp->backlog);
+	INIT_DELAYED_WORK(&resp->work, sroce_resp_work);
+	resp->last_opcode = SROCE_RESP_NO_OPCODE;
+	resp->rwqe = kzalloc(sizeof(*resp->rwqe), GFP_KERNEL);
+	return resp->rwqe ? 0 : -ENOMEM;
+}
+
+/*
+ * On every transition to RTR or RTS.  The first one takes the receive
+ * PSN; all of them take the attributes that may change later.
+ */
+void sroce_responder_start(struct sroce_qp *qp)
+{
+	struct sroce_responder *resp = &qp->resp;
+	const struct ib_qp_attr *attr = &qp->attr;
+	int mtu = ib_mtu_enum_to_int(attr->path_mtu);
+
+	spin_lock_bh(&resp->lock);
+	if (!resp->started) {
+		resp->epsn = attr->rq_psn & SROCE_PSN_MASK;
+		resp->started = true;
+	}
+	resp->mtu = mtu > 0 ? mtu : 256;	/* qp.c validates; be safe */
+	resp->min_rnr_timer = attr->min_rnr_timer & SROCE_AETH_VALUE_MASK;
+	resp->max_dest_rd_atomic = min_t(u32, attr->max_dest_rd_atomic,
+					 SROCE_MAX_QP_RD_ATOM);
+	resp->access = attr->qp_access_flags;
+	spin_unlock_bh(&resp->lock);
+}
+
+/*
+ * The QP goes back to RESET (process context): forget the connection.
+ * Packets that still arrive are dropped until the next start.
+ */
+void sroce_responder_reset(struct sroce_qp *qp)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	spin_lock_bh(&resp->lock);
+	resp->started = false;
+	resp->stopped = false;
+	resp->want_qp_error = false;
+	resp->msn = 0;
+	resp->last_opcode = SROCE_RESP_NO_OPCODE;
+	resp->seq_nak_sent = false;
+	resp->dup_acked = false;
+	resp->uc_drop = false;
+	resp->unacked = 0;
+	resp->have_rwqe = false;
+	resp->read = NULL;
+	memset(resp->res, 0, sizeof(resp->res));
+	__skb_queue_purge(&resp->backlog);
+	spin_unlock_bh(&resp->lock);
+
+	cancel_delayed_work_sync(&resp->work);
+}
+
+/*
+ * The QP entered ERR: stop.  The receive WQEs, the one in use included
+ * (it stays in the ring until it completes), are flushed by qp.c.
+ */
+void sroce_responder_flush(struct sroce_qp *qp)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	spin_lock_bh(&resp->lock);
+	resp->stopped = true;
+	resp->have_rwqe = false;
+	resp->read = NULL;
+	__skb_queue_purge(&resp->backlog);
+	spin_unlock_bh(&resp->lock);
+}
+
+void sroce_responder_cleanup(struct sroce_qp *qp)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	spin_lock_bh(&resp->lock);
+	resp->dying = true;
+	resp->stopped = true;
+	resp->read = NULL;
+	__skb_queue_purge(&resp->backlog);
+	spin_unlock_bh(&resp->lock);
+
+	cancel_delayed_work_sync(&resp->work);
+	kfree(resp->rwqe);
+	resp->rwqe = NULL;
+}

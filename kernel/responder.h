@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The receive side of a QP: request packets -> memory, receive WQEs, ACKs
+ * and NAKs, RDMA READ responses and atomic ACKs (IBA vol 1, 9.7.4 -
+ * 9.7.6 and 9.9.3).
+ *
+ * Sequence.  An RC responder executes requests strictly in PSN order:
+ * the packet at the expected PSN (epsn) executes, a packet before it is a
+ * duplicate (the requester retransmitted: re-acknowledge, or replay a READ
+ * or atomic from the resource cache; never execute anything twice), a
+ * packet after it means packets were lost (one PSN sequence error NAK,
+ * then silence until the epsn packet arrives).  A UC responder has no
+ * acknowledgments: a gap in the PSNs drops the message in progress.
+ *
+ * Resources.  Each READ or atomic that executed leaves an entry in a
+ * small ring (res[]): its PSN range and what is needed to answer it again
+ * (the READ's address and key, the atomic's original value).  The ring
+ * holds SROCE_MAX_QP_RD_ATOM entries, at least max_dest_rd_atomic, the
+ * most a correct requester can have outstanding; older entries are
+ * reused.
+ *
+ * Backlog.  A READ response longer than SROCE_RESP_READ_BUDGET packets
+ * is finished by a work item, so that one request cannot keep the receive
+ * softirq busy for long.  Requests that arrive meanwhile wait, in order,
+ * in the backlog: responses and ACKs must leave in PSN order.
+ *
+ * Locking.  resp.lock (BH) serialises everything above; it nests outside
+ * the RQ lock (sroce_rq_fetch/complete) and the CQ lock, and is never
+ * held together with req.lock.  sroce_qp_error() is called only after it
+ * is dropped (it calls back into sroce_responder_flush()).
+ */
+#ifndef SROCE_RESPONDER_H
+#define SROCE_RESPONDER_H
+
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+#include "sroce.h"
+
+struct sroce_qp;
+struct sroce_rwqe;
+
+/* READ response packets sent per pass before the work item takes over. */
+#define SROCE_RESP_READ_BUDGET		64
+/* Requests held while a long READ response is sent; more are dropped. */
+#define SROCE_RESP_BACKLOG_MAX		512
+/* Acknowledge at least every this many packets, AckReq or not. */
+#define SROCE_RESP_ACK_EVERY		64
+
+/* One executed READ or atomic, kept to answer duplicates. */
+struct sroce_resp_res {
+	u8 kind;		/* 0: unused; SROCE_OPK_READ_REQ, _ATOMIC */
+	u32 first_psn;		/* the request's PSN */
+	u32 last_psn;		/* its last response PSN */
+	u64 va;			/* READ */
+	u32 rkey;		/* READ */
+	u32 len;		/* READ */
+	u64 orig;		/* atomic: the value before the operation */
+};
+
+/* Responder state of one QP, embedded in struct sroce_qp as "resp". */
+struct sroce_responder {
+	spinlock_t lock;		/* everything below; BH */
+
+	/* Attributes, copied by sroce_responder_start(). */
+	u32 mtu;			/* path MTU in bytes */
+	u8 min_rnr_timer;		/* IB timer code for RNR NAKs */
+	u8 max_dest_rd_atomic;
+	int access;			/* IB_ACCESS_REMOTE_* the QP allows */
+
+	bool started;			/* reached RTR: requests execute */
+	bool stopped;			/* error or flush: everything drops */
+	bool dying;			/* being destroyed: no more work */
+	bool want_qp_error;		/* move the QP to ERR after unlocking */
+
+	/* Sequence state. */
+	u32 epsn;			/* expected PSN */
+	u32 msn;			/* message sequence number, 24 bits */
+	u8 last_opcode;			/* last in-sequence request */
+	bool seq_nak_sent;		/* NAKed (or RNR NAKed) at epsn */
+	bool dup_acked;			/* answered a duplicate since epsn moved */
+	bool uc_drop;			/* UC: drop until the next message */
+	u32 unacked;			/* executed since the last ACK */
+
+	/* SEND or WRITE with immediate: the receive WQE being filled. */
+	struct sroce_rwqe *rwqe;	/* copy of the RQ head, kernel memory */
+	bool have_rwqe;
+	u32 recv_len;			/* bytes placed so far */
+	u32 recv_sge;			/* next SGE to fill ... */
+	u32 recv_sge_off;		/* ... from this offset */
+
+	/* RDMA WRITE in progress (from its RETH). */
+	u64 write_va;
+	u32 write_rkey;
+	u32 write_resid;		/* bytes still to come */
+	u32 write_len;			/* the whole message */
+
+	/* READ response being sent, and requests waiting behind it. */
+	struct sroce_resp_res *read;	/* NULL: none */
+	u32 read_psn;			/* next response PSN */
+	u32 read_first;			/* PSN the current response began at */
+	struct sk_buff_head backlog;	/* unlocked variants, under lock */
+	struct delayed_work work;
+
+	struct sroce_resp_res res[SROCE_MAX_QP_RD_ATOM];
+	u32 res_next;			/* next entry to reuse */
+};
+
+/* Module-wide workqueue; main.c calls these at module init/exit. */
+int sroce_responder_module_init(void);
+void sroce_responder_module_exit(void);
+
+/*
+ * QP lifetime hooks, called by qp.c:
+ *   init     at create, before the QP is visible (process context)
+ *   start    on every modify to RTR or RTS (attributes may change)
+ *   flush    when the QP enters ERR (any context but hardirq)
+ *   reset    on every modify to RESET (process context)
+ *   cleanup  at destroy, after the QP left qp_xa and the receive path
+ *            dropped its references, before the rings are freed
+ */
+int sroce_responder_init(struct sroce_qp *qp);
+void sroce_responder_start(struct sroce_qp *qp);
+void sroce_responder_flush(struct sroce_qp *qp);
+void sroce_responder_reset(struct sroce_qp *qp);
+void sroce_responder_cleanup(struct sroce_qp *qp);
+
+/* Receive hook for request opcodes (recv.c); consumes @skb. */
+void sroce_responder_rcv(struct sroce_qp *qp, struct sk_buff *skb);
+
+#endif /* SROCE_RESPONDER_H */

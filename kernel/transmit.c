@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Build an skb for a packet, route it, send it (or loop it
+ * back).
+ *
+ * A packet is built in one linear skb with room in front for the link,
+ * IP and UDP headers (sroce_pkt_alloc()); the requester or responder fills
+ * the extension headers and the payload; sroce_pkt_send() then adds, in
+ * this order:
+ *
+ *   UDP    source port from the QPN pair (ECMP entropy, stable per QP so
+ *          a QP's packets stay in order on a multipath fabric), checksum
+ *          0: RoCEv2 allows it for IPv4 and IPv6, the ICRC protects the
+ *          packet end to end, and rdma_rxe and RoCE NICs do the same;
+ *   IP     built here rather than by udp_tunnel_xmit_skb(), because the
+ *          ICRC covers the IP header (the IPv4 ID and lengths included)
+ *          and so can only be computed once the header is final;
+ *   ICRC   last, over the final headers.
+ *
+ * Local destinations.  When the destination address belongs to a netdev
+ * of the device's namespace (the same device, another sroce device of the
+ * host, a QP on lo), the IP stack would deliver the packet through lo,
+ * and the receive side would see lo instead of the netdev of the target
+ * device.  So the packet is handed to netif_rx() as a packet received by
+ * the netdev that owns the address: it then takes exactly the receive
+ * path of a packet from the wire (IP, UDP, net.c, recv.c), and there is
+ * only one receive path to get right.
+ */
+#include <linux/if_ether.h>
+#include <linux/inetdevice.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/addrconf.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6.h>
+#include <net/ipv6_stubs.h>
+#include <net/route.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+
+#include "icrc.h"
+#include "pkt.h"
+#include "qp.h"
+#include "sroce.h"
+#include "transmit.h"
+
+/* The largest payload of one packet: the largest IB MTU. */
+#define SROCE_MAX_PAYLOAD	4096
+
+/* ---- address vectors ------------------------------------------------------ */
+
+int sroce_av_set(struct sroce_av *av, const struct rdma_ah_attr *ah)
+{
+	const struct ib_global_route *grh;
+	const struct ib_gid_attr *sgid_attr;
+	struct sockaddr_storage src, dst;
+
+	if (!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
+		return -EINVAL;
+	grh = rdma_ah_read_grh(ah);
+	sgid_attr = grh->sgid_attr;
+	if (!sgid_attr)
+		return -EINVAL;
+
+	/* RoCE v1 and IB GIDs name paths sroce has no way to send on. */
+	switch (rdma_gid_attr_network_type(sgid_attr)) {
+	case RDMA_NETWORK_IPV4:
+	case RDMA_NETWORK_IPV6:
+		break;
+	default:
+		return -EINVAL;
+	}
+	rdma_gid2ip((struct sockaddr *)&src, &sgid_attr->gid);
+	rdma_gid2ip((struct sockaddr *)&dst, &grh->dgid);
+	if (src.ss_family != dst.ss_family)
+		return -EINVAL;
+
+	memset(av, 0, sizeof(*av));
+	av->family = src.ss_family;
+	av->tos = grh->traffic_class;
+	av->ttl = grh->hop_limit;
+	av->flow_label = grh->flow_label & IB_GRH_FLOWLABEL_MASK;
+	if (av->family == AF_INET) {
+		av->saddr.v4 = ((struct sockaddr_in *)&src)->sin_addr.s_addr;
+		av->daddr.v4 = ((struct sockaddr_in *)&dst)->sin_addr.s_addr;
+	} else {
+		av->saddr.v6 = ((struct sockaddr_in6 *)&src)->sin6_addr;
+		av->daddr.v6 = ((struct sockaddr_in6 *)&dst)->sin6_addr;
+	}
+	return 0;
+}
+
+/*
+ * RC and UC have no source QPN on the wire: the addresses are all that
+ * ties a packet to the connection, so recv.c checks them.
+ */
+bool sroce_av_match(const struct sroce_av *av, const struct sk_buff *skb)
+{
+	const struct iphdr *iph = ip_hdr(skb);
+
+	if (iph->version == 4)
+		return av->family == AF_INET && iph->saddr == av->daddr.v4 &&
+		       iph->daddr == av->saddr.v4;
+	if (iph->version == 6) {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		return av->family == AF_INET6 &&
+		       ipv6_addr_equal(&ip6h->saddr, &av->daddr.v6) &&
+		       ipv6_addr_equal(&ip6h->daddr, &av->saddr.v6);
+	}
+	return false;
+}
+
+/* ---- building --------------------------------------------------------------- */
+
+/* Link header of the netdev (or of whatever it routes through), IP, UDP. */
+static unsigned int sroce_tx_headroom(const struct net_device *ndev)
+{
+	return LL_RESERVED_SPACE(ndev) + sizeof(struct ipv6hdr) +
+	       sizeof(struct udphdr);
+}
+
+struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
+				u32 payload_len, u32 flags)
+{
+	struct net_device *ndev = qp->sdev->ndev;
+	unsigned int hdr_len = sroce_hdr_len(opcode);
+	unsigned int pad = -payload_len & 3;
+	unsigned int len = hdr_len + payload_len + pad + SROCE_ICRC_LEN;
+	struct sroce_bth *bth;
+	struct sroce_pkt *pkt;
+	struct sk_buff *skb;
+	u8 *p;
+
+	if (WARN_ON_ONCE(!hdr_len || payload_len > SROCE_MAX_PAYLOAD))
+		return NULL;
+
+	skb = alloc_skb(sroce_tx_headroom(ndev) + len, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, sroce_tx_headroom(ndev));
+	skb->dev = ndev;
+	p = skb_put(skb, len);
+	memset(p, 0, hdr_len);
+	memset(p + hdr_len + payload_len, 0, pad + SROCE_ICRC_LEN);
+
+	bth = (struct sroce_bth *)p;
+	bth->opcode = opcode;
+	bth->flags = sroce_bth_flags(flags & SROCE_PKT_SE, false, pad);
+	bth->pkey = cpu_to_be16(SROCE_DEFAULT_PKEY);
+	sroce_bth_set_qpn(bth, qp->attr.dest_qp_num);
+	sroce_bth_set_psn(bth, psn, flags & SROCE_PKT_ACKREQ);
+
+	pkt = SROCE_PKT(skb);
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->sdev = qp->sdev;
+	pkt->qp = qp;
+	pkt->psn = psn & SROCE_QPN_MASK;
+	pkt->qpn = qp->attr.dest_qp_num & SROCE_QPN_MASK;
+	pkt->paylen = payload_len;
+	pkt->opcode = opcode;
+	pkt->hdr_len = hdr_len;
+	pkt->pad = pad;
+	pkt->flags = flags & (SROCE_PKT_ACKREQ | SROCE_PKT_SE);
+	return skb;
+}
+
+static void sroce_tx_push_udp(struct sk_buff *skb, __be16 sport)
+{
+	struct udphdr *uh = skb_push(skb, sizeof(*uh));
+
+	skb_reset_transport_header(skb);
+	uh->source = sport;
+	uh->dest = htons(SROCE_UDP_PORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+}
+
+static void sroce_tx_push_ipv4(struct net *net, struct sk_buff *skb,
+			       const struct sroce_av *av, u8 ttl)
+{
+	struct iphdr *iph = skb_push(skb, sizeof(*iph));
+
+	skb_reset_network_header(skb);
+	iph->version = 4;
+	iph->ihl = sizeof(*iph) >> 2;
+	iph->tos = av->tos;
+	iph->tot_len = htons(skb->len);
+	/* Never fragmented: the path MTU was chosen to fit the netdev. */
+	iph->frag_off = htons(IP_DF);
+	iph->ttl = ttl;
+	iph->protocol = IPPROTO_UDP;
+	iph->saddr = av->saddr.v4;
+	iph->daddr = av->daddr.v4;
+	ip_select_ident(net, skb, NULL);
+	ip_send_check(iph);
+	skb->protocol = htons(ETH_P_IP);
+}
+
+static void sroce_tx_push_ipv6(struct sk_buff *skb, const struct sroce_av *av,
+			       u8 hop_limit)
+{
+	struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
+
+	skb_reset_network_header(skb);
+	ip6_flow_hdr(ip6h, av->tos, htonl(av->flow_label));
+	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+	ip6h->nexthdr = IPPROTO_UDP;
+	ip6h->hop_limit = hop_limit;
+	ip6h->saddr = av->saddr.v6;
+	ip6h->daddr = av->daddr.v6;
+	skb->protocol = htons(ETH_P_IPV6);
+}
+
+/* ---- sending ---------------------------------------------------------------- */
+
+/*
+ * Deliver a finished packet as if @to had received it.  The checksum state
+ * says "verified": the ICRC, which the receive side checks, covers it.
+ */
+static int sroce_tx_loopback(struct sk_buff *skb, struct net_device *to)
+{
+	skb_dst_drop(skb);
+	memset(skb->cb, 0, sizeof(skb->cb));
+	skb->dev = to;
+	skb->pkt_type = PACKET_HOST;
+	skb->ip_summed = CHECKSUM_UNNECESSARY;
+	skb_reset_mac_header(skb);
+	skb->mac_len = 0;
+	return netif_rx(skb) == NET_RX_SUCCESS ? 0 : -ENOBUFS;
+}
+
+/*
+ * The per-family senders below consume the skb in every case; the caller
+ * holds rcu_read_lock() for the local-address lookups.
+ */
+static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
+			 struct sk_buff *skb)
+{
+	struct net *net = dev_net(sdev->ndev);
+	struct net_device *local;
+	struct flowi4 fl4 = {};
+	struct rtable *rt;
+	int err;
+
+	local = __ip_dev_find(net, av->daddr.v4, false);
+	if (local) {
+		sroce_tx_push_ipv4(net, skb, av, av->ttl ?: IPDEFTTL);
+		err = sroce_icrc_generate(skb);
+		if (err)
+			goto drop;
+		return sroce_tx_loopback(skb, local);
+	}
+
+	/* Out through the device's own netdev, in its namespace. */
+	fl4.flowi4_oif = sdev->ndev->ifindex;
+	fl4.flowi4_proto = IPPROTO_UDP;
+	fl4.saddr = av->saddr.v4;
+	fl4.daddr = av->daddr.v4;
+	rt = ip_route_output_key(net, &fl4);
+	if (IS_ERR(rt)) {
+		err = PTR_ERR(rt);
+		goto drop;
+	}
+	skb_dst_set(skb, &rt->dst);
+
+	sroce_tx_push_ipv4(net, skb, av, av->ttl ?: ip4_dst_hoplimit(&rt->dst));
+	err = sroce_icrc_generate(skb);
+	if (err)
+		goto drop;
+	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+	return net_xmit_eval(ip_local_out(net, NULL, skb)) ? -ENOBUFS : 0;
+
+drop:
+	kfree_skb(skb);
+	return err;
+}
+
+#if IS_ENABLED(CONFIG_IPV6)
+static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
+			 struct sk_buff *skb)
+{
+	struct net *net = dev_net(sdev->ndev);
+	struct net_device *local;
+	struct dst_entry *dst;
+	struct flowi6 fl6 = {};
+	int err;
+
+	local = ipv6_dev_find(net, &av->daddr.v6, NULL);
+	if (local) {
+		sroce_tx_push_ipv6(skb, av, av->ttl ?: IPV6_DEFAULT_HOPLIMIT);
+		err = sroce_icrc_generate(skb);
+		if (err)
+			goto drop;
+		return sroce_tx_loopback(skb, local);
+	}
+
+	fl6.flowi6_oif = sdev->ndev->ifindex;
+	fl6.flowi6_proto = IPPROTO_UDP;
+	fl6.saddr = av->saddr.v6;
+	fl6.daddr = av->daddr.v6;
+	/* The stub fails cleanly when IPv6 is disabled at boot. */
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl6, NULL);
+	if (IS_ERR(dst)) {
+		err = PTR_ERR(dst);
+		goto drop;
+	}
+	skb_dst_set(skb, dst);
+	err = dst->error;
+	if (err)
+		goto drop;
+
+	sroce_tx_push_ipv6(skb, av, av->ttl ?: ip6_dst_hoplimit(dst));
+	err = sroce_icrc_generate(skb);
+	if (err)
+		goto drop;
+	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+	return net_xmit_eval(ip6_local_out(net, NULL, skb)) ? -ENOBUFS : 0;
+
+drop:
+	kfree_skb(skb);
+	return err;
+}
+#else
+static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
+			 struct sk_buff *skb)
+{
+	kfree_skb(skb);
+	return -EAFNOSUPPORT;
+}
+#endif
+
+int sroce_pkt_send(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	struct sroce_dev *sdev = qp->sdev;
+	const struct sroce_av *av = &qp->av;
+	unsigned int len = skb->len;
+	__be16 sport;
+	int err;
+
+	sport = htons(rdma_get_udp_sport(av->flow_label, qp->ibqp.qp_num,
+					 qp->attr.dest_qp_num));
+	sroce_tx_push_udp(skb, sport);
+
+	rcu_read_lock();
+	if (av->family == AF_INET)
+		err = sroce_tx_ipv4(sdev, av, skb);
+	else if (av->family == AF_INET6)
+		err = sroce_tx_ipv6(sdev, av, skb);
+	else
+		err = -EDESTADDRREQ;	/* no path: modify_qp never set one */
+	rcu_read_unlock();
+
+	if (err == -EDESTADDRREQ)
+		kfree_skb(skb);
+	if (err) {
+		atomic64_inc(&sdev->stats.tx_dropped);
+		return err;
+	}
+	atomic64_inc(&sdev->stats.tx_packets);
+	atomic64_add(len, &sdev->stats.tx_bytes);
+	return 0;
+}
+
+/* ---- received payload ------------------------------------------------------- */
+
+int sroce_pkt_copy_payload(struct sk_buff *skb, u32 offset, u32 len,
+			   sroce_pkt_copy_fn fn, void *ctx)
+{
+	unsigned int from = SROCE_PKT(skb)->hdr_len + offset;
+	struct skb_seq_state st;
+	unsigned int consumed, n;
+	const u8 *data;
+	int err = 0;
+
+	if (!len)
+		return 0;
+	if (from + len <= skb_headlen(skb))
+		return fn(ctx, skb->data + from, len);
+
+	skb_prepare_seq_read(skb, from, from + len, &st);
+	for (consumed = 0; consumed < len; consumed += n) {
+		n = skb_seq_read(consumed, &data, &st);
+		if (!n) {
+			err = -EINVAL;	/* recv.c checked the length */
+			break;
+		}
+		n = min(n, len - consumed);
+		err = fn(ctx, data, n);
+		if (err)
+			break;
+	}
+	skb_abort_seq_read(&st);
+	return err;
+}
