@@ -255,6 +255,40 @@ ipv6_gid() {
 	printf '%04x:%04x:%04x:%04x:%04x:%04x:%04x:%04x\n' "${n[@]}"
 }
 
+# gid_index DEV IP: index of the RoCE v2 GID of IP (IPv4 or IPv6) on DEV
+gid_index() {
+	local g
+	if [[ $2 == *:* ]]; then g=$(ipv6_gid "$2"); else g=$(ipv4_gid "$2"); fi
+	gid_table "$1" | awk -v g="$g" '$2 == g && $3 == "RoCE_v2" { print $1; exit }'
+}
+
+# pingpong PROG SRV_NS SRV_DEV SRV_IP CLI_NS CLI_DEV CLI_IP [ARGS...]
+# Runs a perftest/libibverbs-examples style ping-pong (ibv_rc_pingpong,
+# ibv_ud_pingpong, ...): server PROG on SRV_DEV in SRV_NS, client on CLI_DEV in
+# CLI_NS connecting to SRV_IP, each using the GID of its IP.  Both outputs end
+# up in $PP_OUT.  Succeeds if both exit 0 and the client reports its rate.
+pingpong() {
+	local prog=$1 sns=$2 sdev=$3 sip=$4 cns=$5 cdev=$6 cip=$7 sgi cgi spid src=0 crc=0
+	local port=$((20000 + RANDOM % 10000))
+	shift 7
+	sgi=$(gid_index "$sdev" "$sip")
+	cgi=$(gid_index "$cdev" "$cip")
+	if [[ -z $sgi || -z $cgi ]]; then
+		PP_OUT="no RoCE v2 GID for $sip on $sdev ('$sgi') or $cip on $cdev ('$cgi')"
+		return 1
+	fi
+	in_ns "$sns" timeout 60 "$prog" -d "$sdev" -g "$sgi" -p $port "$@" > /tmp/pp.srv 2>&1 &
+	spid=$!
+	_pp_listening() { [[ -n $(in_ns "$sns" ss -Hltn "sport = :$port" 2>/dev/null) ]] || ! kill -0 $spid 2>/dev/null; }
+	wait_until 15 _pp_listening
+	in_ns "$cns" timeout 60 "$prog" -d "$cdev" -g "$cgi" -p $port "$@" "$sip" > /tmp/pp.cli 2>&1 || crc=$?
+	wait $spid || src=$?
+	PP_OUT="$prog $* (124 = timed out)
+server $sdev gid $sgi, exit $src: $(< /tmp/pp.srv)
+client $cdev gid $cgi -> $sip, exit $crc: $(< /tmp/pp.cli)"
+	[[ $src == 0 && $crc == 0 ]] && grep -q 'bytes in' /tmp/pp.cli
+}
+
 # netdev_of DEV: the netdev an RDMA device is bound to (from `rdma link`)
 netdev_of() {
 	local line
