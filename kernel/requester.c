@@ -78,8 +78,12 @@ void sroce_requester_module_exit(void)
 static u32 sroce_sq_published(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
-	u32 producer = sroce_ring_producer(&qp->sq);
+	u32 producer;
 
+	/* A QP created with no send queue has no ring at all. */
+	if (!sroce_ring_present(&qp->sq))
+		return 0;
+	producer = sroce_ring_producer(&qp->sq);
 	if (producer - req->tail > req->sq_mask + 1)
 		return 0;
 	return producer - req->head;
@@ -997,7 +1001,8 @@ int sroce_requester_init(struct sroce_qp *qp)
 	if (!req->shadow)
 		return -ENOMEM;
 
-	req->tail = sroce_ring_consumer(&qp->sq);
+	req->tail = sroce_ring_present(&qp->sq) ?
+		    sroce_ring_consumer(&qp->sq) : 0;
 	req->head = req->tail;
 	req->cur = req->tail;
 	sroce_completer_init(qp);
