@@ -8,6 +8,7 @@
 
 #include "cq.h"
 #include "qp.h"
+#include "srq.h"
 
 /* modify_qp attributes sroce implements (no APM, no rate limit). */
 #define SROCE_QP_ATTR_MASK (IB_QP_STATE | IB_QP_CUR_STATE |		\
@@ -51,42 +52,12 @@ struct ib_qp *sroce_qp_ibqp(struct sroce_dev *sdev, u32 qpn)
 
 /* ---- receive queue ------------------------------------------------------- */
 
-static u32 sroce_rq_max_sge(const struct sroce_ring *rq)
-{
-	u32 room = sroce_ring_entry_size(rq) - sizeof(struct sroce_recv_wqe);
-
-	return min_t(u32, room / sizeof(struct sroce_sge), SROCE_MAX_SGE);
-}
-
-/* Copy the WQE at rq_tail; rq_lock held. */
-static int sroce_rq_copy(struct sroce_qp *qp, struct sroce_rwqe *rwqe)
-{
-	const struct sroce_recv_wqe *slot;
-	u32 n = sroce_ring_published(&qp->rq, qp->rq_tail);
-	u64 length = 0;
-	u32 i;
-
-	if (n == U32_MAX)
-		return -EIO;
-	if (!n)
-		return -ENOENT;
-
-	/* Shared memory: read each field once, validate the copy. */
-	slot = sroce_ring_slot(&qp->rq, qp->rq_tail);
-	rwqe->wr_id = READ_ONCE(slot->wr_id);
-	rwqe->num_sge = READ_ONCE(slot->num_sge);
-	if (rwqe->num_sge > sroce_rq_max_sge(&qp->rq)) {
-		rwqe->num_sge = 0;
-		return -EINVAL;
-	}
-	memcpy(rwqe->sge, slot + 1, rwqe->num_sge * sizeof(struct sroce_sge));
-	for (i = 0; i < rwqe->num_sge; i++)
-		length += rwqe->sge[i].length;
-	if (length > SROCE_MAX_MSG_SIZE)
-		return -EINVAL;
-	rwqe->length = length;
-	return 0;
-}
+/*
+ * A QP's receives come from its own RQ ring or from its SRQ.  The RQ is
+ * consumed only when the WQE completes (fetch peeks); an SRQ WQE is taken
+ * at fetch, because other QPs consume the same ring, and then belongs to
+ * this QP (srq_held) until it completes or is flushed.
+ */
 
 static void sroce_rq_consume_locked(struct sroce_qp *qp)
 {
@@ -105,6 +76,14 @@ static void sroce_rq_flush_locked(struct sroce_qp *qp)
 	u32 n;
 
 	qp->rq_flushing = true;
+	if (qp->srq_held) {
+		/* WQEs still in the SRQ stay there for the other QPs. */
+		qp->srq_held = false;
+		wc.wr_id = qp->srq_wr_id;
+		sroce_cq_post(cq, &wc, false);
+	}
+	if (!sroce_ring_present(&qp->rq))
+		return;
 	n = sroce_ring_published(&qp->rq, qp->rq_tail);
 	if (n == U32_MAX)
 		return;		/* corrupt producer: nothing is believable */
@@ -146,22 +125,46 @@ static void sroce_rq_unlock(struct sroce_qp *qp)
 
 static void sroce_rq_flush(struct sroce_qp *qp)
 {
-	if (!sroce_ring_present(&qp->rq))
-		return;
 	set_bit(SROCE_RQ_FLUSH, &qp->rq_pending);
 	/* The bit is visible before our trylock can fail. */
 	smp_mb__after_atomic();
 	sroce_rq_run_flush(qp);
 }
 
+static int sroce_rq_fetch_locked(struct sroce_qp *qp, struct sroce_rwqe *rwqe)
+{
+	u32 n;
+	int err;
+
+	if (qp->rq_flushing)
+		return -ESHUTDOWN;
+
+	if (qp->ibqp.srq) {
+		if (WARN_ON_ONCE(qp->srq_held))
+			return -EIO;
+		err = sroce_srq_take(to_ssrq(qp->ibqp.srq), rwqe);
+		if (!err || err == -EINVAL) {
+			qp->srq_held = true;
+			qp->srq_wr_id = rwqe->wr_id;
+		}
+		return err;
+	}
+
+	n = sroce_ring_published(&qp->rq, qp->rq_tail);
+	if (n == U32_MAX)
+		return -EIO;
+	if (!n)
+		return -ENOENT;
+	return sroce_recv_slot_copy(&qp->rq, qp->rq_tail,
+				    sroce_recv_slot_max_sge(&qp->rq), rwqe);
+}
+
 int sroce_rq_fetch(struct sroce_qp *qp, struct sroce_rwqe *rwqe)
 {
 	int err;
 
-	if (!sroce_ring_present(&qp->rq))
-		return -ENOENT;
 	spin_lock_bh(&qp->rq_lock);
-	err = qp->rq_flushing ? -ESHUTDOWN : sroce_rq_copy(qp, rwqe);
+	err = sroce_rq_fetch_locked(qp, rwqe);
 	sroce_rq_unlock(qp);
 	return err;
 }
@@ -169,14 +172,22 @@ int sroce_rq_fetch(struct sroce_qp *qp, struct sroce_rwqe *rwqe)
 void sroce_rq_complete(struct sroce_qp *qp, const struct ib_uverbs_wc *wc,
 		       bool solicited)
 {
+	struct sroce_cq *cq = to_scq(qp->ibqp.recv_cq);
 	u32 n;
 
 	spin_lock_bh(&qp->rq_lock);
-	n = sroce_ring_published(&qp->rq, qp->rq_tail);
 	/* A flush may have completed the WQE already. */
-	if (!qp->rq_flushing && n && n != U32_MAX) {
-		sroce_cq_post(to_scq(qp->ibqp.recv_cq), wc, solicited);
-		sroce_rq_consume_locked(qp);
+	if (qp->ibqp.srq) {
+		if (qp->srq_held) {
+			qp->srq_held = false;
+			sroce_cq_post(cq, wc, solicited);
+		}
+	} else if (!qp->rq_flushing) {
+		n = sroce_ring_published(&qp->rq, qp->rq_tail);
+		if (n && n != U32_MAX) {
+			sroce_cq_post(cq, wc, solicited);
+			sroce_rq_consume_locked(qp);
+		}
 	}
 	sroce_rq_unlock(qp);
 }
@@ -233,7 +244,8 @@ static int sroce_qp_reset(struct sroce_qp *qp)
 
 		spin_lock_irqsave(&qp->rq_post_lock, flags);
 		qp->rq_producer = 0;
-		sroce_ring_set_producer(&qp->rq, 0);
+		if (sroce_ring_present(&qp->rq))
+			sroce_ring_set_producer(&qp->rq, 0);
 		spin_unlock_irqrestore(&qp->rq_post_lock, flags);
 	}
 
@@ -241,9 +253,12 @@ static int sroce_qp_reset(struct sroce_qp *qp)
 	sroce_ring_set_consumer(&qp->sq, sroce_ring_producer(&qp->sq));
 
 	spin_lock_bh(&qp->rq_lock);
-	qp->rq_tail = sroce_ring_producer(&qp->rq);
-	sroce_ring_set_consumer(&qp->rq, qp->rq_tail);
+	if (sroce_ring_present(&qp->rq)) {
+		qp->rq_tail = sroce_ring_producer(&qp->rq);
+		sroce_ring_set_consumer(&qp->rq, qp->rq_tail);
+	}
 	qp->rq_flushing = false;
+	qp->srq_held = false;
 	spin_unlock_bh(&qp->rq_lock);
 
 	memset(&qp->attr, 0, sizeof(qp->attr));
@@ -449,12 +464,19 @@ static int sroce_qp_alloc_rings(struct sroce_qp *qp,
 	if (err)
 		return err;
 
-	rq_slot = sroce_slot_size(sizeof(struct sroce_recv_wqe),
-				  cap->max_recv_sge * sizeof(struct sroce_sge));
-	err = sroce_ring_alloc(&qp->rq, uctx, cap->max_recv_wr, rq_slot);
-	if (err) {
-		sroce_ring_free(&qp->sq);
-		return err;
+	/* With an SRQ there is no RQ: rq stays absent, its info zero. */
+	if (!init->srq) {
+		rq_slot = sroce_slot_size(sizeof(struct sroce_recv_wqe),
+					  cap->max_recv_sge *
+					  sizeof(struct sroce_sge));
+		err = sroce_ring_alloc(&qp->rq, uctx, cap->max_recv_wr,
+				       rq_slot);
+		if (err) {
+			sroce_ring_free(&qp->sq);
+			return err;
+		}
+		qp->cap.max_recv_wr = sroce_ring_size(&qp->rq);
+		qp->cap.max_recv_sge = sroce_recv_slot_max_sge(&qp->rq);
 	}
 
 	/* Report what the slots really hold (at least what was asked). */
@@ -463,8 +485,6 @@ static int sroce_qp_alloc_rings(struct sroce_qp *qp,
 	qp->cap.max_send_sge = min_t(u32, room / sizeof(struct sroce_sge),
 				     SROCE_MAX_SGE);
 	qp->cap.max_inline_data = min_t(u32, room, SROCE_MAX_INLINE_DATA);
-	qp->cap.max_recv_wr = sroce_ring_size(&qp->rq);
-	qp->cap.max_recv_sge = sroce_rq_max_sge(&qp->rq);
 	return 0;
 }
 
@@ -482,7 +502,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			  init->qp_type);
 		return -EOPNOTSUPP;
 	}
-	if (init->srq || init->create_flags)
+	if (init->create_flags)
 		return -EOPNOTSUPP;
 	err = sroce_qp_check_cap(init);
 	if (err)
@@ -703,7 +723,6 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	struct sroce_qp *qp = to_sqp(ibqp);
 	unsigned long flags;
 	int err = 0;
-	u32 i;
 
 	if (qp->user || !sroce_ring_present(&qp->rq) ||
 	    sroce_qp_state(qp) == IB_QPS_RESET) {
@@ -713,27 +732,14 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 	spin_lock_irqsave(&qp->rq_post_lock, flags);
 	for (; wr; wr = wr->next) {
-		struct sroce_recv_wqe *wqe;
-		struct sroce_sge *sge;
-
 		if (!sroce_ring_room(&qp->rq, qp->rq_producer)) {
 			err = -ENOMEM;
 			break;
 		}
-		if (wr->num_sge > qp->cap.max_recv_sge) {
-			err = -EINVAL;
+		err = sroce_recv_slot_fill(&qp->rq, qp->rq_producer,
+					   qp->cap.max_recv_sge, wr);
+		if (err)
 			break;
-		}
-		wqe = sroce_ring_slot(&qp->rq, qp->rq_producer);
-		sge = (struct sroce_sge *)(wqe + 1);
-		wqe->wr_id = wr->wr_id;
-		wqe->num_sge = wr->num_sge;
-		wqe->reserved = 0;
-		for (i = 0; i < wr->num_sge; i++) {
-			sge[i].addr = wr->sg_list[i].addr;
-			sge[i].length = wr->sg_list[i].length;
-			sge[i].lkey = wr->sg_list[i].lkey;
-		}
 		sroce_ring_set_producer(&qp->rq, ++qp->rq_producer);
 	}
 	spin_unlock_irqrestore(&qp->rq_post_lock, flags);

@@ -65,7 +65,9 @@ struct sroce_qp {
 	bool user;
 
 	struct sroce_ring sq;		/* producer: provider or post_send */
-	struct sroce_ring rq;		/* producer: provider or post_recv */
+	struct sroce_ring rq;		/* producer: provider or post_recv;
+					 * absent with an SRQ
+					 */
 
 	spinlock_t sq_post_lock;	/* kernel QPs */
 	u32 sq_producer;
@@ -75,6 +77,8 @@ struct sroce_qp {
 	spinlock_t rq_lock;		/* see "Locks" above */
 	u32 rq_tail;			/* our RQ consumer index */
 	bool rq_flushing;		/* in error: no more receives */
+	bool srq_held;			/* took an SRQ WQE, not completed */
+	u64 srq_wr_id;			/* ... its wr_id, for the flush */
 	unsigned long rq_pending;	/* SROCE_RQ_* bits */
 
 	struct sroce_requester req;
@@ -120,12 +124,13 @@ void sroce_qp_error(struct sroce_qp *qp);
 
 /*
  * The receive queue, for the responder (softirq or process context).
- * sroce_rq_fetch() copies the oldest posted WQE into @rwqe without
- * consuming it: 0, -ENOENT if the RQ is empty, -ESHUTDOWN once the RQ is
- * being flushed, -EIO if the ring indices are corrupt, -EINVAL if the WQE
- * itself is invalid (rwqe->wr_id is set: complete it in error).
- * sroce_rq_complete() posts @wc for that WQE to the receive CQ and
- * consumes it, unless a flush already completed it.
+ * sroce_rq_fetch() copies the oldest posted WQE (of the RQ or the SRQ)
+ * into @rwqe: 0, -ENOENT if there is none, -ESHUTDOWN once the QP's
+ * receives are being flushed, -EIO if the ring indices are corrupt,
+ * -EINVAL if the WQE itself is invalid (rwqe->wr_id is set: complete it in
+ * error).  After 0 or -EINVAL the QP owns that WQE until
+ * sroce_rq_complete() posts @wc for it to the receive CQ (or a flush
+ * completes it): call fetch again only after complete.
  */
 int sroce_rq_fetch(struct sroce_qp *qp, struct sroce_rwqe *rwqe);
 void sroce_rq_complete(struct sroce_qp *qp, const struct ib_uverbs_wc *wc,

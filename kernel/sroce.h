@@ -26,6 +26,7 @@
 #define SROCE_H
 
 #include <linux/atomic.h>
+#include <linux/idr.h>
 #include <linux/netdevice.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
@@ -138,6 +139,7 @@ struct sroce_dev {
 	/* QP numbers: qpn -> struct sroce_qp, see qp.c; BH-safe lock. */
 	struct xarray qp_xa;
 	u32 qp_next;			/* cyclic allocation cursor */
+	struct ida srq_ida;		/* SRQ numbers */
 
 	/* Object counts, checked against the SROCE_MAX_* limits. */
 	atomic_t num_ucontext;
@@ -145,6 +147,7 @@ struct sroce_dev {
 	atomic_t num_mr;
 	atomic_t num_cq;
 	atomic_t num_qp;
+	atomic_t num_srq;
 
 	struct sroce_stats stats;
 };
