@@ -973,6 +973,28 @@ static void sroce_req_local_error(struct sroce_qp *qp, u32 index,
 
 /* ---- QP lifetime -------------------------------------------------------- */
 
+/* Everything but the lock, timers, work and shadow, as after creation. */
+static void sroce_req_reset_state(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	req->tail = sroce_ring_present(&qp->sq) ?
+		    sroce_ring_consumer(&qp->sq) : 0;
+	req->head = req->tail;
+	req->cur = req->tail;
+	req->psn = 0;
+	req->psn_max = 0;
+	req->noack_pkts = 0;
+	req->rd_atomic = 0;
+	req->fail_index = 0;
+	req->started = false;
+	req->error = false;
+	req->local_error = false;
+	req->rnr_wait = false;
+	req->want_qp_error = false;
+	sroce_completer_init(qp);
+}
+
 /*
  * At QP creation, with qp->sq set up: allocate the shadow, sized by what a
  * ring slot can hold (the QP's caps are at most that; the provider and
@@ -1001,12 +1023,32 @@ int sroce_requester_init(struct sroce_qp *qp)
 	if (!req->shadow)
 		return -ENOMEM;
 
-	req->tail = sroce_ring_present(&qp->sq) ?
-		    sroce_ring_consumer(&qp->sq) : 0;
-	req->head = req->tail;
-	req->cur = req->tail;
-	sroce_completer_init(qp);
+	sroce_req_reset_state(qp);
 	return 0;
+}
+
+/*
+ * On the transition to RESET, instead of cleanup + init: the posted WQEs
+ * are forgotten without completions (qp.c has moved the ring's consumer
+ * past them), the sequence state starts over for the next RTS.  The lock,
+ * the timers and the shadow stay: a completer may still be on its way in
+ * from the receive path, and it must find a valid lock and a requester
+ * that has not started.  Process context.
+ */
+void sroce_requester_reset(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	spin_lock_bh(&req->lock);
+	sroce_req_reset_state(qp);
+	spin_unlock_bh(&req->lock);
+
+	/* Not started any more: nothing re-arms them from now on. */
+	timer_delete_sync(&req->retrans_timer);
+	timer_delete_sync(&req->rnr_timer);
+	cancel_delayed_work_sync(&req->work);
+	clear_bit(SROCE_REQ_TIMEOUT, &req->pending);
+	clear_bit(SROCE_REQ_RNR_DONE, &req->pending);
 }
 
 /*
@@ -1030,15 +1072,19 @@ void sroce_requester_start(struct sroce_qp *qp)
 	}
 	mtu = ib_mtu_enum_to_int(attr->path_mtu);
 	req->mtu = mtu > 0 ? mtu : 256;	/* qp.c validates; be safe */
-	/* 0 is legal and means "no limit" only for the responder side. */
+	/*
+	 * With 0 no READ or atomic could ever start and the QP would hang;
+	 * with 1 such a WQE goes out and the responder, if it takes none,
+	 * NAKs it: an error completion instead of a hang.
+	 */
 	req->max_rd_atomic = max_t(u32, attr->max_rd_atomic, 1);
 	req->retry_cnt = attr->retry_cnt & 7;
 	req->rnr_retry = attr->rnr_retry & 7;
 	req->retries_left = req->retry_cnt;
 	req->rnr_retries_left = req->rnr_retry;
 	/*
-	 * 4.096 us * 2^timeout, 0 = infinite.  At least two
-	 * jiffies: one may expire at the very next tick.
+	 * 4.096 us * 2^timeout, 0 = infinite.  At least two jiffies: one
+	 * may expire at the very next tick.
 	 */
 	req->timeout = 0;
 	if (attr->timeout) {

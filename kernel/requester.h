@@ -180,10 +180,24 @@ struct sroce_requester {
 int sroce_requester_module_init(void);
 void sroce_requester_module_exit(void);
 
-/* QP lifetime hooks, called by qp.c (see requester.c for the order). */
+/*
+ * QP lifetime hooks, called by qp.c:
+ *   init     at create, with qp->sq allocated (process context); also
+ *            initialises the completer
+ *   start    on every modify to RTS (the first takes sq_psn; timeout and
+ *            retry counts may change later)
+ *   flush    when the QP enters ERR (any context but hardirq, without
+ *            req.lock); completes every WQE, IB_WC_WR_FLUSH_ERR
+ *   reset    on the transition to RESET, after qp.c moved the SQ ring's
+ *            consumer past the posted WQEs (process context)
+ *   cleanup  at destroy, after the QP left qp_xa (process context): stops
+ *            the timers and the work item and frees the shadow; a completer
+ *            that still runs finds nothing to do
+ */
 int sroce_requester_init(struct sroce_qp *qp);
 void sroce_requester_start(struct sroce_qp *qp);
 void sroce_requester_flush(struct sroce_qp *qp);
+void sroce_requester_reset(struct sroce_qp *qp);
 void sroce_requester_cleanup(struct sroce_qp *qp);
 
 /* Doorbell: post_send after publishing WQEs.  Any context but hardirq. */
