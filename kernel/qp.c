@@ -697,7 +697,7 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (!qp->user) {
 		spin_lock_irqsave(&qp->sq_post_lock, flags);
 		for (; wr; wr = wr->next) {
-			if (!sroce_ring_room(&qp->sq, qp->sq_producer)) {
+			if (!sroce_ring_has_room(&qp->sq, qp->sq_producer)) {
 				err = -ENOMEM;
 				break;
 			}
@@ -732,7 +732,7 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 
 	spin_lock_irqsave(&qp->rq_post_lock, flags);
 	for (; wr; wr = wr->next) {
-		if (!sroce_ring_room(&qp->rq, qp->rq_producer)) {
+		if (!sroce_ring_has_room(&qp->rq, qp->rq_producer)) {
 			err = -ENOMEM;
 			break;
 		}

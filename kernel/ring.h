@@ -92,12 +92,17 @@ static inline void sroce_ring_set_consumer(struct sroce_ring *ring, u32 index)
 /*
  * We consume, and @consumer is our own index: how many slots has the peer
  * published?  U32_MAX when its producer index is more than one ring ahead
- * (a corrupt or hostile peer).
+ * (a corrupt or hostile peer), or when the ring is absent (the RQ of a QP
+ * with an SRQ): no count can be believed either way.
  */
 static inline u32 sroce_ring_published(const struct sroce_ring *ring,
 				       u32 consumer)
 {
-	u32 n = sroce_ring_producer(ring) - consumer;
+	u32 n;
+
+	if (!sroce_ring_present(ring))
+		return U32_MAX;
+	n = sroce_ring_producer(ring) - consumer;
 
 	return n > sroce_ring_size(ring) ? U32_MAX : n;
 }
@@ -105,14 +110,27 @@ static inline u32 sroce_ring_published(const struct sroce_ring *ring,
 /*
  * We produce, and @producer is our own index: how many slots are free?
  * U32_MAX when the peer's consumer index is not within one ring behind
- * @producer.
+ * @producer, or when the ring is absent.
  */
 static inline u32 sroce_ring_room(const struct sroce_ring *ring, u32 producer)
 {
-	u32 used = producer - sroce_ring_consumer(ring);
+	u32 used;
+
+	if (!sroce_ring_present(ring))
+		return U32_MAX;
+	used = producer - sroce_ring_consumer(ring);
 
 	return used > sroce_ring_size(ring) ? U32_MAX :
 	       sroce_ring_size(ring) - used;
+}
+
+/* Kernel producers: may one more slot be written? */
+static inline bool sroce_ring_has_room(const struct sroce_ring *ring,
+				       u32 producer)
+{
+	u32 room = sroce_ring_room(ring, producer);
+
+	return room && room != U32_MAX;
 }
 
 #endif /* SROCE_RING_H */

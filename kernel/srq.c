@@ -187,7 +187,7 @@ int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 
 	spin_lock_irqsave(&srq->post_lock, flags);
 	for (; wr; wr = wr->next) {
-		if (!sroce_ring_room(&srq->ring, srq->producer)) {
+		if (!sroce_ring_has_room(&srq->ring, srq->producer)) {
 			err = -ENOMEM;
 			break;
 		}
