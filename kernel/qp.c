@@ -225,17 +225,17 @@ static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
 
 /*
  * To RESET: forget every posted WQE without completing it (IBA 10.3.1)
- * and all attributes.  The requester is rebuilt from scratch.
+ * and all attributes.  The receive path may still be delivering a packet
+ * to the QP (it is in qp_xa), so the roles reset their state under their
+ * own locks instead of being rebuilt.
  */
-static int sroce_qp_reset(struct sroce_qp *qp)
+static void sroce_qp_reset(struct sroce_qp *qp)
 {
 	unsigned long flags;
 
 	sroce_qp_set_state(qp, IB_QPS_RESET);
-	sroce_requester_cleanup(qp);
-	sroce_responder_reset(qp);
 
-	/* Kernel posting fails in RESET; reset the producers first. */
+	/* Kernel posting fails in RESET; restart the indices at 0. */
 	if (!qp->user) {
 		spin_lock_irqsave(&qp->sq_post_lock, flags);
 		qp->sq_producer = 0;
@@ -251,6 +251,8 @@ static int sroce_qp_reset(struct sroce_qp *qp)
 
 	/* The provider owns a user QP's producers: skip what it posted. */
 	sroce_ring_set_consumer(&qp->sq, sroce_ring_producer(&qp->sq));
+	sroce_requester_reset(qp);
+	sroce_responder_reset(qp);
 
 	spin_lock_bh(&qp->rq_lock);
 	if (sroce_ring_present(&qp->rq)) {
@@ -263,9 +265,6 @@ static int sroce_qp_reset(struct sroce_qp *qp)
 
 	memset(&qp->attr, 0, sizeof(qp->attr));
 	memset(&qp->av, 0, sizeof(qp->av));
-	memset(&qp->req, 0, sizeof(qp->req));
-	memset(&qp->comp, 0, sizeof(qp->comp));
-	return sroce_requester_init(qp);
 }
 
 static int sroce_qp_check_attr(struct sroce_qp *qp,
@@ -379,7 +378,8 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 
 	if (next == IB_QPS_RESET) {
-		err = sroce_qp_reset(qp);
+		sroce_qp_reset(qp);
+		err = 0;
 		goto out;
 	}
 
