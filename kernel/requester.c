@@ -629,7 +629,8 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp)
 	if (sroce_req_window_full(qp))
 		return SROCE_REQ_IDLE;
 	/* Nothing at or after a locally failed WQE may leave. */
-	if (req->local_error && req->cur == req->fail_index)
+	if (req->local_error &&
+	    req->cur - req->tail >= req->fail_index - req->tail)
 		return SROCE_REQ_IDLE;
 	if (req->cur == req->head) {
 		step = sroce_req_fetch(qp);
@@ -751,6 +752,9 @@ void sroce_req_send_from(struct sroce_qp *qp, u32 psn)
 
 	for (i = req->tail; i != req->head; i++) {
 		if (!sroce_psn_before(sroce_req_swqe(qp, i)->last_psn, psn))
+			break;
+		/* Never past a locally failed WQE (its PSN range may be empty). */
+		if (req->local_error && i == req->fail_index)
 			break;
 	}
 	req->cur = i;
