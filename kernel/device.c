@@ -184,6 +184,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.query_srq = sroce_query_srq,
 	.reg_user_mr = sroce_reg_user_mr,
 	.req_notify_cq = sroce_req_notify_cq,
+	.rereg_user_mr = sroce_rereg_user_mr,
 	.resize_cq = sroce_resize_cq,
 
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),

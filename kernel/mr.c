@@ -169,6 +169,34 @@ err_destroy:
 	return ERR_PTR(err);
 }
 
+/*
+ * Every re-registration creates a new MR (new keys, as IBA 11.2.8.5
+ * allows) and the core destroys the old one once the new one is in place:
+ * a packet that is copying into the old MR keeps the old pages, and no
+ * field of a published MR ever changes under the datapath.
+ */
+struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *pd, struct ib_udata *udata)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD |
+		      IB_MR_REREG_ACCESS))
+		return ERR_PTR(-EOPNOTSUPP);
+	if (mr->type != SROCE_MR_USER)
+		return ERR_PTR(-EINVAL);
+
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = mr->umem->address;
+		length = mr->umem->length;
+		iova = ibmr->iova;
+	}
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+	return sroce_reg_user_mr(pd, start, length, iova, access, udata);
+}
+
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibmr->device);
