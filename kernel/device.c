@@ -9,6 +9,7 @@
 #include <rdma/ib_mad.h>
 
 #include "sroce.h"
+#include "ah.h"
 #include "compat.h"
 #include "cq.h"
 #include "mr.h"
@@ -119,6 +120,8 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	xa_destroy(&sdev->qp_xa);
 	ida_destroy(&sdev->srq_ida);
+	WARN_ON(!xa_empty(&sdev->ah_xa));
+	xa_destroy(&sdev->ah_xa);
 	if (sdev->snet)
 		sroce_net_put(sdev->snet);
 	if (sdev->ndev)
@@ -153,13 +156,16 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_hw_port_stats = sroce_alloc_hw_port_stats,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
+	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
 	.create_srq = sroce_create_srq,
+	.create_user_ah = sroce_create_ah,
 	.dealloc_driver = sroce_dealloc_driver,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
 	.dereg_mr = sroce_dereg_mr,
+	.destroy_ah = sroce_destroy_ah,
 	.destroy_cq = sroce_destroy_cq,
 	.destroy_qp = sroce_destroy_qp,
 	.destroy_srq = sroce_destroy_srq,
@@ -177,6 +183,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.post_recv = sroce_post_recv,
 	.post_send = sroce_post_send,
 	.post_srq_recv = sroce_post_srq_recv,
+	.query_ah = sroce_query_ah,
 	.query_device = sroce_query_device,
 	.query_pkey = sroce_query_pkey,
 	.query_port = sroce_query_port,
@@ -187,6 +194,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.rereg_user_mr = sroce_rereg_user_mr,
 	.resize_cq = sroce_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, sroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
@@ -261,6 +269,7 @@ static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	ida_init(&sdev->srq_ida);
+	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);

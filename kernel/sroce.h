@@ -141,6 +141,10 @@ struct sroce_dev {
 	u32 qp_next;			/* cyclic allocation cursor */
 	struct ida srq_ida;		/* SRQ numbers */
 
+	/* Address handle numbers: ah_num -> struct sroce_ah (ah.c). */
+	struct xarray ah_xa;
+	u32 ah_next;
+
 	/* Object counts, checked against the SROCE_MAX_* limits. */
 	atomic_t num_ucontext;
 	atomic_t num_pd;
@@ -148,6 +152,7 @@ struct sroce_dev {
 	atomic_t num_cq;
 	atomic_t num_qp;
 	atomic_t num_srq;
+	atomic_t num_ah;
 
 	struct sroce_stats stats;
 };

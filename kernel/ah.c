@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * ah.c - address handles; see ah.h.
+ */
+#include "ah.h"
+
+int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibah->device);
+	gfp_t gfp = init->flags & RDMA_CREATE_AH_SLEEPABLE ?
+		    GFP_KERNEL : GFP_ATOMIC;
+	struct sroce_ah *ah = to_sah(ibah);
+	u32 ah_num;
+	int err;
+
+	/* RoCEv2: a GRH with a RoCEv2 source GID (the core resolved it). */
+	err = sroce_av_set(&ah->av, init->ah_attr);
+	if (err)
+		return err;
+	if (!sroce_res_get(&sdev->num_ah, SROCE_MAX_AH))
+		return -ENOMEM;
+
+	ah->attr = *init->ah_attr;
+	ah->attr.grh.sgid_attr = NULL;	/* the core holds the reference */
+
+	/* Reserve the number; the AH is published once it is complete. */
+	err = xa_alloc_cyclic_bh(&sdev->ah_xa, &ah_num, NULL,
+				 XA_LIMIT(1, SROCE_MAX_AH), &sdev->ah_next,
+				 gfp);
+	if (err < 0)
+		goto err_count;
+	ah->ah_num = ah_num;
+
+	if (udata) {
+		struct sroce_create_ah_resp resp = { .ah_num = ah_num };
+
+		err = -EINVAL;
+		if (udata->outlen < sizeof(resp))
+			goto err_num;
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto err_num;
+	}
+
+	xa_store_bh(&sdev->ah_xa, ah_num, ah, gfp);
+	return 0;
+
+err_num:
+	xa_erase_bh(&sdev->ah_xa, ah_num);
+err_count:
+	atomic_dec(&sdev->num_ah);
+	return err;
+}
+
+int sroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+{
+	*attr = to_sah(ibah)->attr;
+	return 0;
+}
+
+/* After the erase no lookup finds the AH, and none is still reading it. */
+int sroce_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	struct sroce_dev *sdev = to_sdev(ibah->device);
+	struct sroce_ah *ah = to_sah(ibah);
+
+	xa_erase_bh(&sdev->ah_xa, ah->ah_num);
+	atomic_dec(&sdev->num_ah);
+	return 0;
+}
+
+int sroce_ah_lookup(struct sroce_dev *sdev, u32 ah_num, struct ib_pd *pd,
+		    struct sroce_av *av)
+{
+	struct sroce_ah *ah;
+	int err = -ENOENT;
+
+	xa_lock_bh(&sdev->ah_xa);
+	ah = xa_load(&sdev->ah_xa, ah_num);
+	if (ah && ah->ibah.pd == pd) {
+		*av = ah->av;
+		err = 0;
+	}
+	xa_unlock_bh(&sdev->ah_xa);
+	return err;
+}
