@@ -534,15 +534,21 @@ static int sroce_resp_read_one(struct sroce_qp *qp, struct sroce_mr *mr)
 	if (paylen)
 		sroce_mr_copy(mr, res->va + offset, sroce_pkt_payload(skb),
 			      paylen, SROCE_FROM_MR);
-	sroce_pkt_send(qp, skb);
-	return 0;
+	/*
+	 * A full queue on the way out (the netdev's, or the backlog of a
+	 * local receiver) is backpressure: send this PSN again a little
+	 * later rather than make the requester time out.  Other failures
+	 * (no route) are losses like any other.
+	 */
+	return sroce_pkt_send(qp, skb) == -ENOBUFS ? -ENOBUFS : 0;
 }
 
 /*
  * Send up to @budget responses of the READ in progress.  Returns 0 when
- * it is complete, -EAGAIN when more remain, -ENOMEM when out of memory
- * (both: the work item continues), -EACCES if the memory went away under
- * a replay (fatal).
+ * it is complete, -EAGAIN when more remain (the work item continues),
+ * -ENOMEM or -ENOBUFS when out of memory or queue space (the work item
+ * continues after a tick), -EACCES if the memory went away under a replay
+ * (fatal).
  */
 static int sroce_resp_read_send(struct sroce_qp *qp, unsigned int budget)
 {
@@ -598,7 +604,7 @@ static void sroce_resp_read_start(struct sroce_qp *qp,
 		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS_ERR, resp->read_psn);
 		sroce_resp_stop(qp);
 	} else if (err) {
-		sroce_resp_schedule(qp, err == -ENOMEM ? 1 : 0);
+		sroce_resp_schedule(qp, err == -EAGAIN ? 0 : 1);
 	}
 }
 
@@ -983,7 +989,7 @@ static void sroce_resp_run(struct sroce_qp *qp)
 					       resp->read_psn);
 				sroce_resp_stop(qp);
 			} else if (err) {
-				sroce_resp_schedule(qp, err == -ENOMEM ? 1 : 0);
+				sroce_resp_schedule(qp, err == -EAGAIN ? 0 : 1);
 				return;
 			}
 			continue;

@@ -17,14 +17,14 @@
  *          and so can only be computed once the header is final;
  *   ICRC   last, over the final headers.
  *
- * Local destinations.  When the destination address belongs to a netdev
- * of the device's namespace (the same device, another sroce device of the
- * host, a QP on lo), the IP stack would deliver the packet through lo,
- * and the receive side would see lo instead of the netdev of the target
- * device.  So the packet is handed to netif_rx() as a packet received by
- * the netdev that owns the address: it then takes exactly the receive
- * path of a packet from the wire (IP, UDP, net.c, recv.c), and there is
- * only one receive path to get right.
+ * Local destinations.  When the route says the destination address is
+ * local (the same device, another sroce device of the host, a QP on lo),
+ * the IP stack would deliver the packet through lo, and the receive side
+ * would see lo instead of the netdev of the target device.  So the packet
+ * is handed to netif_rx() as a packet received by the netdev that owns
+ * the address: it then takes the receive path of a packet from the wire
+ * (IP, UDP, net.c, recv.c), and there is only one receive path to get
+ * right.
  */
 #include <linux/if_ether.h>
 #include <linux/inetdevice.h>
@@ -217,12 +217,16 @@ static void sroce_tx_push_ipv6(struct sk_buff *skb, const struct sroce_av *av,
 /* ---- sending ---------------------------------------------------------------- */
 
 /*
- * Deliver a finished packet as if @to had received it.  The checksum state
- * says "verified": the ICRC, which the receive side checks, covers it.
+ * Deliver a finished packet to a local address as if @to, the netdev that
+ * owns the address, had received it.  The local route the packet carries
+ * stays attached: the IP layer then delivers it like a packet that came
+ * through lo, without the input route lookup, whose source validation
+ * would reject a packet from an address of this host arriving on a
+ * device other than lo.  The checksum state says "verified": the ICRC,
+ * which the receive side checks, covers the packet.
  */
 static int sroce_tx_loopback(struct sk_buff *skb, struct net_device *to)
 {
-	skb_dst_drop(skb);
 	memset(skb->cb, 0, sizeof(skb->cb));
 	skb->dev = to;
 	skb->pkt_type = PACKET_HOST;
@@ -234,27 +238,19 @@ static int sroce_tx_loopback(struct sk_buff *skb, struct net_device *to)
 
 /*
  * The per-family senders below consume the skb in every case; the caller
- * holds rcu_read_lock() for the local-address lookups.
+ * holds rcu_read_lock() for the local-address lookups.  The route is
+ * looked up in the netdev's namespace with the netdev as the output
+ * interface.
  */
 static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 			 struct sk_buff *skb)
 {
 	struct net *net = dev_net(sdev->ndev);
-	struct net_device *local;
+	struct net_device *local = NULL;
 	struct flowi4 fl4 = {};
 	struct rtable *rt;
 	int err;
 
-	local = __ip_dev_find(net, av->daddr.v4, false);
-	if (local) {
-		sroce_tx_push_ipv4(net, skb, av, av->ttl ?: IPDEFTTL);
-		err = sroce_icrc_generate(skb);
-		if (err)
-			goto drop;
-		return sroce_tx_loopback(skb, local);
-	}
-
-	/* Out through the device's own netdev, in its namespace. */
 	fl4.flowi4_oif = sdev->ndev->ifindex;
 	fl4.flowi4_proto = IPPROTO_UDP;
 	fl4.saddr = av->saddr.v4;
@@ -265,13 +261,19 @@ static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 		goto drop;
 	}
 	skb_dst_set(skb, &rt->dst);
+	if (rt->rt_type == RTN_LOCAL)
+		local = __ip_dev_find(net, av->daddr.v4, false) ?: rt->dst.dev;
 
 	sroce_tx_push_ipv4(net, skb, av, av->ttl ?: ip4_dst_hoplimit(&rt->dst));
 	err = sroce_icrc_generate(skb);
 	if (err)
 		goto drop;
+	if (local)
+		return sroce_tx_loopback(skb, local);
 	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-	return net_xmit_eval(ip_local_out(net, NULL, skb)) ? -ENOBUFS : 0;
+	err = ip_local_out(net, NULL, skb);
+	/* net_xmit_eval() evaluates its argument twice: never pass a call. */
+	return net_xmit_eval(err) ? -ENOBUFS : 0;
 
 drop:
 	kfree_skb(skb);
@@ -283,19 +285,10 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 			 struct sk_buff *skb)
 {
 	struct net *net = dev_net(sdev->ndev);
-	struct net_device *local;
+	struct net_device *local = NULL;
 	struct dst_entry *dst;
 	struct flowi6 fl6 = {};
 	int err;
-
-	local = ipv6_dev_find(net, &av->daddr.v6, NULL);
-	if (local) {
-		sroce_tx_push_ipv6(skb, av, av->ttl ?: IPV6_DEFAULT_HOPLIMIT);
-		err = sroce_icrc_generate(skb);
-		if (err)
-			goto drop;
-		return sroce_tx_loopback(skb, local);
-	}
 
 	fl6.flowi6_oif = sdev->ndev->ifindex;
 	fl6.flowi6_proto = IPPROTO_UDP;
@@ -311,13 +304,18 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 	err = dst->error;
 	if (err)
 		goto drop;
+	if (dst_rt6_info(dst)->rt6i_flags & RTF_LOCAL)
+		local = ipv6_dev_find(net, &av->daddr.v6, NULL) ?: dst->dev;
 
 	sroce_tx_push_ipv6(skb, av, av->ttl ?: ip6_dst_hoplimit(dst));
 	err = sroce_icrc_generate(skb);
 	if (err)
 		goto drop;
+	if (local)
+		return sroce_tx_loopback(skb, local);
 	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-	return net_xmit_eval(ip6_local_out(net, NULL, skb)) ? -ENOBUFS : 0;
+	err = ip6_local_out(net, NULL, skb);
+	return net_xmit_eval(err) ? -ENOBUFS : 0;
 
 drop:
 	kfree_skb(skb);
