@@ -781,3 +781,82 @@ TEST_F(Live, ResizeKeepsPendingCompletions)
 }
 
 } // namespace
+
+namespace {
+
+// Many more messages than ring slots: both rings wrap many times, receives
+// are reposted as they complete (the way perftest's send tests run).
+TEST_F(Live, RcSendStreamWrapsRings)
+{
+	if (env().gid_index < 0)
+		GTEST_SKIP() << "no IPv4 RoCE GID on port 1";
+	ibv_cq *probe = make_cq(1);
+	NEED(probe, "CQs");
+	ibv_destroy_cq(probe);
+	RcPair p(ctx, pd, IBV_QPT_RC, false);
+	NEED(p.qp[0] && p.qp[1], "RC QPs");
+	ASSERT_TRUE(p.ok);
+
+	// The RQ is kept exactly full (32 = max_recv_wr, a power of two): a
+	// receive completion must free its RQ slot before it is reported, or
+	// the repost below finds the ring full (ENOMEM).
+	constexpr int depth = 32, total = 1000, sz = 64;
+	for (int i = 0; i < depth; i++)
+		p.post_recv(1, i, 65536 + i * sz, sz);
+	int sent = 0, recvd = 0, send_done = 0;
+	auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+	while (recvd < total && std::chrono::steady_clock::now() < end) {
+		// Keep at most depth sends in flight (the receiver has depth RWQEs).
+		while (sent < total && sent - recvd < depth && sent - send_done < 32) {
+			uint32_t *msg = reinterpret_cast<uint32_t *>(&p.buf[(sent % 128) * sz]);
+			msg[0] = sent;
+			ibv_sge sg = p.sge((sent % 128) * sz, sz);
+			ibv_send_wr wr{}, *bad;
+			wr.wr_id = sent;
+			wr.opcode = IBV_WR_SEND;
+			wr.sg_list = &sg;
+			wr.num_sge = 1;
+			wr.send_flags = IBV_SEND_SIGNALED;
+			int r = ibv_post_send(p.qp[0], &wr, &bad);
+			ASSERT_EQ(r, 0) << "send " << sent << ": " << strerror(r);
+			sent++;
+		}
+		ibv_wc wc[16];
+		int n = ibv_poll_cq(p.cq[0], 16, wc);
+		ASSERT_GE(n, 0);
+		for (int i = 0; i < n; i++) {
+			ASSERT_EQ(wc[i].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[i].status);
+			ASSERT_EQ(wc[i].wr_id, static_cast<uint64_t>(send_done));
+			send_done++;
+		}
+		n = ibv_poll_cq(p.cq[1], 16, wc);
+		ASSERT_GE(n, 0);
+		for (int i = 0; i < n; i++) {
+			ASSERT_EQ(wc[i].status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc[i].status);
+			ASSERT_EQ(wc[i].byte_len, static_cast<uint32_t>(sz));
+			int slot = static_cast<int>(wc[i].wr_id);
+			uint32_t got;
+			memcpy(&got, &p.buf[65536 + slot * sz], 4);
+			ASSERT_EQ(got, static_cast<uint32_t>(recvd)) << "in order";
+			recvd++;
+			// Repost the same buffer.
+			ibv_sge s = p.sge(65536 + slot * sz, sz);
+			ibv_recv_wr rw{}, *rbad;
+			rw.wr_id = slot;
+			rw.sg_list = &s;
+			rw.num_sge = 1;
+			int r = ibv_post_recv(p.qp[1], &rw, &rbad);
+			ASSERT_EQ(r, 0) << "repost after " << recvd << ": " << strerror(r);
+		}
+	}
+	EXPECT_EQ(recvd, total);
+	while (send_done < total && std::chrono::steady_clock::now() < end) {
+		ibv_wc wc[16];
+		int n = ibv_poll_cq(p.cq[0], 16, wc);
+		ASSERT_GE(n, 0);
+		send_done += n;
+	}
+	EXPECT_EQ(send_done, total);
+}
+
+} // namespace
