@@ -4,6 +4,7 @@
  * datapath.  See mr.h for the key format and the MR lifetime.
  */
 #include <linux/highmem.h>
+#include <linux/log2.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 
@@ -43,6 +44,7 @@ static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev,
 	}
 	mr->type = type;
 	mr->access = access & SROCE_MR_ACCESS;
+	mr->valid = type != SROCE_MR_FAST_REG;
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->released);
 	return mr;
@@ -75,8 +77,8 @@ static void sroce_mr_free_rcu(struct rcu_head *rcu)
 
 static void sroce_mr_destroy(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
-	if (mr->pages)
-		kvfree(mr->pages);
+	kvfree(mr->pages);
+	kvfree(mr->page_list);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	atomic_dec(&sdev->num_mr);
@@ -210,6 +212,110 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_mr *mr;
+	int err;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > SROCE_MAX_FRMR_PAGES)
+		return ERR_PTR(-EINVAL);
+
+	mr = sroce_mr_alloc(sdev, SROCE_MR_FAST_REG, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->page_list = kvcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
+	if (!mr->page_list) {
+		err = -ENOMEM;
+		goto err_destroy;
+	}
+	mr->max_pages = max_num_sg;
+
+	err = sroce_mr_publish(sdev, mr);
+	if (err)
+		goto err_destroy;
+	return &mr->ibmr;
+
+err_destroy:
+	sroce_mr_destroy(sdev, mr);
+	return ERR_PTR(err);
+}
+
+static int sroce_mr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	if (mr->nmapped >= mr->max_pages)
+		return -ENOMEM;
+	mr->page_list[mr->nmapped++] = addr;
+	return 0;
+}
+
+/*
+ * Called by ib_map_mr_sg() with ibmr->page_size set, while the MR is not
+ * valid (the ULP maps, then posts REG_MR).  The "DMA" addresses of a
+ * device without a DMA device are kernel virtual addresses.
+ */
+int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct sroce_mr *mr = to_smr(ibmr);
+
+	if (!is_power_of_2(ibmr->page_size) || ibmr->page_size < SZ_4K)
+		return -EINVAL;
+	mr->nmapped = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset,
+			      sroce_mr_set_page);
+}
+
+/* The fast-registration MR of @key's index in @pd, without a reference. */
+static struct sroce_mr *sroce_frmr_find(struct sroce_dev *sdev,
+					struct ib_pd *pd, u32 key)
+{
+	struct sroce_mr *mr = xa_load(&sdev->mr_xa, key >> 8);
+
+	if (!mr || mr->type != SROCE_MR_FAST_REG || mr->ibmr.pd != pd)
+		return NULL;
+	return mr;
+}
+
+int sroce_mr_fast_reg(struct sroce_dev *sdev, struct ib_pd *pd, u32 key,
+		      int access)
+{
+	struct sroce_mr *mr;
+	int err = -EINVAL;
+
+	rcu_read_lock();
+	mr = sroce_frmr_find(sdev, pd, key);
+	if (mr && !sroce_mr_check_access(sdev, access)) {
+		mr->access = access & SROCE_MR_ACCESS;
+		mr->ibmr.lkey = key;
+		mr->ibmr.rkey = key;
+		WRITE_ONCE(mr->valid, true);
+		err = 0;
+	}
+	rcu_read_unlock();
+	return err;
+}
+
+int sroce_mr_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 key)
+{
+	struct sroce_mr *mr;
+	int err = -EINVAL;
+
+	rcu_read_lock();
+	mr = sroce_frmr_find(sdev, pd, key);
+	if (mr && mr->ibmr.rkey == key) {
+		WRITE_ONCE(mr->valid, false);
+		err = 0;
+	}
+	rcu_read_unlock();
+	return err;
+}
+
 /* Look up @key; on success the caller owns a reference (sroce_mr_put). */
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
 {
@@ -237,7 +343,7 @@ void sroce_mr_put(struct sroce_mr *mr)
 int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 		   int access)
 {
-	if (mr->ibmr.pd != pd)
+	if (!READ_ONCE(mr->valid) || mr->ibmr.pd != pd)
 		return -EACCES;
 	if ((mr->access & access) != access)
 		return -EACCES;
@@ -263,6 +369,31 @@ void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 			memcpy(va, buf, len);
 		else
 			memcpy(buf, va, len);
+		return;
+	}
+
+	if (mr->type == SROCE_MR_FAST_REG) {
+		u32 shift = ilog2(mr->ibmr.page_size);
+		u64 base = mr->ibmr.iova >> shift;
+
+		while (len) {
+			u64 idx = (iova >> shift) - base;
+			u32 poff = iova & (mr->ibmr.page_size - 1);
+			u32 chunk = min_t(u32, len, mr->ibmr.page_size - poff);
+			void *va;
+
+			/* Within ibmr's range (checked), so within the list. */
+			if (WARN_ON_ONCE(idx >= mr->nmapped))
+				return;
+			va = (void *)(uintptr_t)(mr->page_list[idx] + poff);
+			if (dir == SROCE_TO_MR)
+				memcpy(va, buf, chunk);
+			else
+				memcpy(buf, va, chunk);
+			buf += chunk;
+			iova += chunk;
+			len -= chunk;
+		}
 		return;
 	}
 

@@ -26,7 +26,11 @@
 enum sroce_mr_type {
 	SROCE_MR_DMA,		/* kernel virtual addresses, whole space */
 	SROCE_MR_USER,		/* pinned user pages */
+	SROCE_MR_FAST_REG,	/* kernel page list, registered by REG_MR */
 };
+
+/* Longest page list of a fast-registration MR. */
+#define SROCE_MAX_FRMR_PAGES	512
 
 struct sroce_mr {
 	struct ib_mr ibmr;		/* lkey, rkey, iova, length, pd */
@@ -36,6 +40,16 @@ struct sroce_mr {
 	struct page **pages;		/* SROCE_MR_USER, one per PAGE_SIZE */
 	unsigned long npages;
 	unsigned int first_offset;	/* offset of ibmr.iova in pages[0] */
+	u64 *page_list;			/* SROCE_MR_FAST_REG: kernel VAs ... */
+	u32 max_pages;			/* ... room for this many ... */
+	u32 nmapped;			/* ... of which map_mr_sg filled these */
+	/*
+	 * May the keys be used?  Always for DMA and user MRs; for a
+	 * fast-registration MR from REG_MR until LOCAL_INV (or an
+	 * invalidating SEND).  Written with WRITE_ONCE by the requester or
+	 * responder that executes those, read by sroce_mr_check().
+	 */
+	bool valid;
 	refcount_t ref;
 	struct completion released;	/* ref reached zero */
 	struct rcu_head rcu;
@@ -53,6 +67,26 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
 				  struct ib_pd *pd, struct ib_udata *udata);
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+
+/*
+ * Local memory operations, executed by the requester (IB_WR_REG_MR and
+ * IB_WR_LOCAL_INV, kernel QPs only: see sroce_post_send() for the WQE
+ * encoding) and the responder (SEND_WITH_INV).  @pd is the QP's PD.
+ * Return 0 or -EINVAL (no such fast-registration MR in @pd; the caller
+ * completes the WQE with IB_WC_MW_BIND_ERR / IB_WC_LOC_PROT_ERR or NAKs).
+ *
+ * sroce_mr_fast_reg: make the MR whose key index is that of @key valid
+ * under @key with @access (the ULP usually already wrote @key into
+ * ib_mr.lkey/rkey with ib_update_fast_reg_key()).
+ * sroce_mr_invalidate: make the MR of @key invalid.
+ */
+int sroce_mr_fast_reg(struct sroce_dev *sdev, struct ib_pd *pd, u32 key,
+		      int access);
+int sroce_mr_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 key);
 
 /* Datapath. */
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);

@@ -615,16 +615,21 @@ static int sroce_build_send_wqe(struct sroce_qp *qp,
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
+	case IB_WR_LOCAL_INV:
+	case IB_WR_REG_MR:
 		break;
 	default:
 		return -EINVAL;
 	}
-	/* IB_WR_* and IB_UVERBS_WR_* share their values for these. */
+	/*
+	 * IB_WR_* and IB_UVERBS_WR_* share their values for these, except
+	 * IB_WR_REG_MR (SROCE_WR_REG_MR), which only kernel QPs carry.
+	 */
 	wqe->opcode = wr->opcode;
 	wqe->wr_id = wr->wr_id;
 	wqe->flags = wr->send_flags & (SROCE_SEND_FENCE | SROCE_SEND_SIGNALED |
 				       SROCE_SEND_SOLICITED | SROCE_SEND_INLINE);
-	if (wr->opcode == IB_WR_SEND_WITH_INV)
+	if (wr->opcode == IB_WR_SEND_WITH_INV || wr->opcode == IB_WR_LOCAL_INV)
 		wqe->ex.invalidate_rkey = wr->ex.invalidate_rkey;
 	else
 		wqe->ex.imm_data = wr->ex.imm_data;
@@ -643,6 +648,16 @@ static int sroce_build_send_wqe(struct sroce_qp *qp,
 		wqe->wr.atomic.swap = atomic_wr(wr)->swap;
 		wqe->wr.atomic.rkey = atomic_wr(wr)->rkey;
 		break;
+	case IB_WR_REG_MR:
+		/* See SROCE_WR_REG_MR in qp.h. */
+		wqe->wr.bind_mw.addr = reg_wr(wr)->mr->iova;
+		wqe->wr.bind_mw.length = reg_wr(wr)->mr->length;
+		wqe->wr.bind_mw.mr_lkey = reg_wr(wr)->mr->lkey;
+		wqe->wr.bind_mw.mw_rkey = reg_wr(wr)->key;
+		wqe->wr.bind_mw.access = reg_wr(wr)->access;
+		return 0;
+	case IB_WR_LOCAL_INV:
+		return 0;
 	default:
 		break;
 	}

@@ -36,6 +36,17 @@
 #include "sroce.h"
 #include "transmit.h"
 
+/*
+ * Send queue slots of kernel QPs may also carry IB_WR_REG_MR, which has no
+ * userspace value (the requester must refuse it on user QPs).  Its
+ * operands travel in sroce_send_wqe.wr.bind_mw: addr/length are the MR's
+ * iova and length, mr_lkey the MR's key when posted, mw_rkey the key to
+ * register it under, access the IB_ACCESS_* flags.  The requester executes
+ * it with sroce_mr_fast_reg(); IB_WR_LOCAL_INV (ex.invalidate_rkey) with
+ * sroce_mr_invalidate().
+ */
+#define SROCE_WR_REG_MR		IB_WR_REG_MR
+
 /* One receive WQE, copied out of the RQ ring and validated. */
 struct sroce_rwqe {
 	u64 wr_id;
