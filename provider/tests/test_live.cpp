@@ -860,3 +860,57 @@ TEST_F(Live, RcSendStreamWrapsRings)
 }
 
 } // namespace
+
+namespace {
+
+// IB semantics: once the completion of a send WQE has been polled, its SQ
+// slot is free.  Keep the SQ exactly full and post one WR per polled
+// completion: ENOMEM here means the kernel reported a completion before
+// releasing the slot (consumer index) it occupied.
+TEST_F(Live, SqSlotIsFreeOnceItsCompletionIsPolled)
+{
+	if (env().gid_index < 0)
+		GTEST_SKIP() << "no IPv4 RoCE GID on port 1";
+	ibv_cq *probe = make_cq(1);
+	NEED(probe, "CQs");
+	ibv_destroy_cq(probe);
+	RcPair p(ctx, pd, IBV_QPT_RC, false);
+	NEED(p.qp[0] && p.qp[1], "RC QPs");
+	ASSERT_TRUE(p.ok);
+	ibv_qp_attr qa;
+	ibv_qp_init_attr qi;
+	ASSERT_EQ(ibv_query_qp(p.qp[0], &qa, IBV_QP_CAP, &qi), 0);
+	const int depth = static_cast<int>(qi.cap.max_send_wr), total = 3000;
+	ASSERT_GE(depth, 1);
+
+	ibv_sge sg = p.sge(0, 8);
+	ibv_send_wr wr{}, *bad;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = p.addr(8192);
+	wr.wr.rdma.rkey = p.mr->rkey;
+	int posted = 0, done = 0;
+	auto end = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+	while (done < total && std::chrono::steady_clock::now() < end) {
+		while (posted < total && posted - done < depth) {
+			wr.wr_id = posted;
+			int r = ibv_post_send(p.qp[0], &wr, &bad);
+			ASSERT_EQ(r, 0) << "post " << posted << " with " << posted - done
+					<< " of " << depth << " in flight: " << strerror(r);
+			posted++;
+		}
+		ibv_wc wc;
+		int n = ibv_poll_cq(p.cq[0], 1, &wc);
+		ASSERT_GE(n, 0);
+		if (n) {
+			ASSERT_EQ(wc.status, IBV_WC_SUCCESS) << ibv_wc_status_str(wc.status);
+			ASSERT_EQ(wc.wr_id, static_cast<uint64_t>(done));
+			done++;
+		}
+	}
+	EXPECT_EQ(done, total);
+}
+
+} // namespace
