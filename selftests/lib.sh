@@ -267,6 +267,8 @@ gid_index() {
 # ibv_ud_pingpong, ...): server PROG on SRV_DEV in SRV_NS, client on CLI_DEV in
 # CLI_NS connecting to SRV_IP, each using the GID of its IP.  Both outputs end
 # up in $PP_OUT.  Succeeds if both exit 0 and the client reports its rate.
+# The programs' TCP handshake listens on IPv4 only: with IPv6 GIDs, set
+# PP_CONNECT to the server's IPv4 address.
 pingpong() {
 	local prog=$1 sns=$2 sdev=$3 sip=$4 cns=$5 cdev=$6 cip=$7 sgi cgi spid src=0 crc=0
 	local port=$((20000 + RANDOM % 10000))
@@ -281,11 +283,12 @@ pingpong() {
 	spid=$!
 	_pp_listening() { [[ -n $(in_ns "$sns" ss -Hltn "sport = :$port" 2>/dev/null) ]] || ! kill -0 $spid 2>/dev/null; }
 	wait_until 15 _pp_listening
-	in_ns "$cns" timeout 60 "$prog" -d "$cdev" -g "$cgi" -p $port "$@" "$sip" > /tmp/pp.cli 2>&1 || crc=$?
+	in_ns "$cns" timeout 60 "$prog" -d "$cdev" -g "$cgi" -p $port "$@" "${PP_CONNECT:-$sip}" \
+		> /tmp/pp.cli 2>&1 || crc=$?
 	wait $spid || src=$?
 	PP_OUT="$prog $* (124 = timed out)
 server $sdev gid $sgi, exit $src: $(< /tmp/pp.srv)
-client $cdev gid $cgi -> $sip, exit $crc: $(< /tmp/pp.cli)"
+client $cdev gid $cgi -> ${PP_CONNECT:-$sip}, exit $crc: $(< /tmp/pp.cli)"
 	[[ $src == 0 && $crc == 0 ]] && grep -q 'bytes in' /tmp/pp.cli
 }
 

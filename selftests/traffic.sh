@@ -37,7 +37,7 @@ pp() {
 if topo_pair 2>/tmp/topo.err; then
 	ok "topology (a)"
 	pp "RC IPv4, 4 KiB x 500, checked" ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 500 -s 4096
-	pp "RC IPv6, 4 KiB x 200, checked" ibv_rc_pingpong $NS_B $DEV_B $IP6_B $NS_A $DEV_A $IP6_A -c -n 200 -s 4096
+	PP_CONNECT=$IP4_B pp "RC IPv6 GIDs, 4 KiB x 200, checked" ibv_rc_pingpong $NS_B $DEV_B $IP6_B $NS_A $DEV_A $IP6_A -c -n 200 -s 4096
 	pp "RC with CQ events, 1 KiB x 200" ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -e -c -n 200 -s 1024
 	pp "RC small messages, 1 B x 500" ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 500 -s 1
 	pp "UD, 1 KiB x 200" ibv_ud_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 200 -s 1024
