@@ -363,6 +363,11 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			  ibqp->qp_num, cur, next, mask);
 		goto out;
 	}
+	/* No SQ drain (SQD) yet: refuse it rather than pretend. */
+	if (next == IB_QPS_SQD) {
+		err = -EOPNOTSUPP;
+		goto out;
+	}
 	err = sroce_qp_check_attr(qp, attr, mask);
 	if (err)
 		goto out;
