@@ -8,6 +8,7 @@
 #                skip_all, finish
 #   module:      sroce_load, sroce_unload (see also selftests/guest-setup)
 #   topologies:  topo_pair, topo_interop, topo_loopback, topo_cleanup
+#   traffic:     gid_index, pingpong
 #   sysfs:       ibdev_attr, port_attr, gid_table, mac_to_guid
 #   kernel log:  dmesg_mark, dmesg_new_problems
 #
@@ -286,10 +287,12 @@ pingpong() {
 	in_ns "$cns" timeout 60 "$prog" -d "$cdev" -g "$cgi" -p $port "$@" "${PP_CONNECT:-$sip}" \
 		> /tmp/pp.cli 2>&1 || crc=$?
 	wait $spid || src=$?
-	PP_OUT="$prog $* (124 = timed out)
+	PP_OUT="$prog $*
 server $sdev gid $sgi, exit $src: $(< /tmp/pp.srv)
 client $cdev gid $cgi -> ${PP_CONNECT:-$sip}, exit $crc: $(< /tmp/pp.cli)"
-	[[ $src == 0 && $crc == 0 ]] && grep -q 'bytes in' /tmp/pp.cli
+	[[ $src == 0 && $crc == 0 ]] && grep -q 'bytes in' /tmp/pp.cli && return 0
+	PP_OUT+=$'\n(exit 124: killed after 60 s)'
+	return 1
 }
 
 # netdev_of DEV: the netdev an RDMA device is bound to (from `rdma link`)
