@@ -13,7 +13,6 @@
 #include "wqe.h"
 
 namespace sroce {
-namespace {
 
 // IBA 10.3.1: sends may be posted from RTS on (in SQD/SQE/ERR they are
 // queued or flushed by the kernel); receives from INIT on.  The state is
@@ -22,6 +21,8 @@ bool send_state_ok(ibv_qp_state s)
 {
 	return s != IBV_QPS_RESET && s != IBV_QPS_INIT && s != IBV_QPS_RTR;
 }
+
+namespace {
 
 bool recv_state_ok(ibv_qp_state s)
 {

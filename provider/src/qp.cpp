@@ -187,6 +187,13 @@ int query_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int mask,
 	attr->cap.max_send_sge = std::min(attr->cap.max_send_sge, qp->send.max_sge);
 	attr->cap.max_inline_data = std::min(attr->cap.max_inline_data,
 					     qp->send.max_inline);
+	attr->cap.max_send_wr = std::min(attr->cap.max_send_wr, qp->sq.ring.size());
+	if (!qp->srq) {
+		attr->cap.max_recv_sge = std::min(attr->cap.max_recv_sge,
+						  qp->max_recv_sge);
+		attr->cap.max_recv_wr = std::min(attr->cap.max_recv_wr,
+						 qp->rq.ring.size());
+	}
 	init_attr->cap = attr->cap;
 	return 0;
 }

@@ -164,6 +164,7 @@ int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad_wr);
 int post_recv(ibv_qp *qp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
 int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
 int ring_doorbell(Qp *qp);
+bool send_state_ok(ibv_qp_state s);
 
 // wr_ex.cpp
 void install_wr_ops(ibv_qp_ex *qpx);

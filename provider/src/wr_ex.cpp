@@ -235,7 +235,9 @@ void wr_start(ibv_qp_ex *qpx)
 	pthread_spin_lock(&qp->sq.lock);
 	qp->wr_count = 0;
 	qp->wr_cur = nullptr;
-	if (qp->sq.ring.attached()) {
+	if (!send_state_ok(qpx->qp_base.state)) {
+		qp->wr_err = EINVAL; // as post_send(): not before RTS
+	} else if (qp->sq.ring.attached()) {
 		qp->wr_first = qp->sq.ring.producer_owned();
 		qp->wr_err = 0;
 	} else {

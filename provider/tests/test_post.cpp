@@ -355,6 +355,27 @@ TEST(WrEx, FirstErrorFailsTheWholeBatch)
 	EXPECT_EQ(f.doorbells(), 0);
 }
 
+TEST(WrEx, RefusedBeforeRts)
+{
+	FakeQp f(IBV_QPT_UD);
+	ibv_qp_ex *x = f.ex();
+
+	for (ibv_qp_state s : { IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR }) {
+		f.ib()->state = s;
+		ibv_wr_start(x);
+		ibv_wr_send(x);
+		ibv_wr_set_sge(x, 1, 2, 3);
+		EXPECT_EQ(ibv_wr_complete(x), EINVAL);
+	}
+	EXPECT_EQ(f.sq.hdr()->producer, 0u);
+	EXPECT_EQ(f.doorbells(), 0);
+	f.ib()->state = IBV_QPS_RTS;
+	ibv_wr_start(x);
+	ibv_wr_send(x);
+	EXPECT_EQ(ibv_wr_complete(x), 0);
+	EXPECT_EQ(f.doorbells(), 1);
+}
+
 TEST(WrEx, UdAddress)
 {
 	FakeQp f(IBV_QPT_UD);
