@@ -228,8 +228,10 @@ static void sroce_cqe_to_wc(struct sroce_dev *sdev,
 	wc->ex.imm_data = uwc->ex.imm_data;
 	wc->qp = sroce_qp_ibqp(sdev, uwc->qp_num);
 	wc->src_qp = uwc->src_qp;
-	if (uwc->wc_flags & SROCE_WC_GRH)
-		wc->wc_flags |= IB_WC_GRH;
+	if (uwc->wc_flags & SROCE_WC_GRH) {
+		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+		wc->network_hdr_type = uwc->reserved;	/* see cq.h */
+	}
 	if (uwc->wc_flags & SROCE_WC_WITH_IMM)
 		wc->wc_flags |= IB_WC_WITH_IMM;
 	if (uwc->wc_flags & SROCE_WC_WITH_INV)

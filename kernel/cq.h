@@ -45,6 +45,9 @@ int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
  * values of enum ib_uverbs_wc_opcode / ib_wc_status (the kernel's IB_WC_*
  * values are the same), wc_flags from enum sroce_wc_flags.  @solicited:
  * the completion is for a received message with the solicited event bit.
+ * For a UD receive on a kernel CQ, put the packet's enum rdma_network_type
+ * (RDMA_NETWORK_IPV4/IPV6) in @wc->reserved: kernel consumers need it to
+ * read the GRH area (ib_init_ah_attr_from_wc()); userspace ignores it.
  * Any context.  Returns 0, or -ENOSPC if the CQ overflowed (the CQ is then
  * in error: IB_EVENT_CQ_ERR was dispatched and the CQE is lost).
  */

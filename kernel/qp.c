@@ -6,6 +6,7 @@
  */
 #include <linux/log2.h>
 
+#include "ah.h"
 #include "cq.h"
 #include "qp.h"
 #include "srq.h"
@@ -493,6 +494,34 @@ static int sroce_qp_alloc_rings(struct sroce_qp *qp,
 	return 0;
 }
 
+/*
+ * The QP types the datapath implements.  The verbs below also handle UD
+ * and GSI (QP1: a UD QP with the fixed number 1); enable them here once
+ * the requester sends with per-WQE address handles and the responder
+ * places UD receives (GRH area, src_qp, network header type).
+ */
+static bool sroce_qp_type_supported(enum ib_qp_type type)
+{
+	return type == IB_QPT_RC;
+}
+
+/* GSI is QP1 of the port (one per device); others come from the xarray. */
+static int sroce_qpn_reserve(struct sroce_dev *sdev, enum ib_qp_type type,
+			     u32 *qpn)
+{
+	int err;
+
+	if (type == IB_QPT_GSI) {
+		*qpn = 1;
+		err = xa_insert_bh(&sdev->qp_xa, 1, NULL, GFP_KERNEL);
+		return err == -EBUSY ? -EEXIST : err;
+	}
+	err = xa_alloc_cyclic_bh(&sdev->qp_xa, qpn, NULL,
+				 XA_LIMIT(SROCE_FIRST_QPN, SROCE_LAST_QPN),
+				 &sdev->qp_next, GFP_KERNEL);
+	return err < 0 ? err : 0;
+}
+
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -502,11 +531,13 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	u32 qpn;
 	int err;
 
-	if (init->qp_type != IB_QPT_RC) {
+	if (!sroce_qp_type_supported(init->qp_type)) {
 		ibdev_dbg(&sdev->ibdev, "QP type %d not supported\n",
 			  init->qp_type);
 		return -EOPNOTSUPP;
 	}
+	if (init->qp_type == IB_QPT_GSI && (udata || init->port_num != 1))
+		return -EINVAL;
 	if (init->create_flags)
 		return -EOPNOTSUPP;
 	err = sroce_qp_check_cap(init);
@@ -536,10 +567,8 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_count;
 
 	/* Reserve the number; the QP becomes visible at the end. */
-	err = xa_alloc_cyclic_bh(&sdev->qp_xa, &qpn, NULL,
-				 XA_LIMIT(SROCE_FIRST_QPN, SROCE_LAST_QPN),
-				 &sdev->qp_next, GFP_KERNEL);
-	if (err < 0)
+	err = sroce_qpn_reserve(sdev, init->qp_type, &qpn);
+	if (err)
 		goto err_rings;
 	ibqp->qp_num = qpn;
 
@@ -652,6 +681,15 @@ static int sroce_build_send_wqe(struct sroce_qp *qp,
 		wqe->wr.atomic.compare_add = atomic_wr(wr)->compare_add;
 		wqe->wr.atomic.swap = atomic_wr(wr)->swap;
 		wqe->wr.atomic.rkey = atomic_wr(wr)->rkey;
+		break;
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		if (qp->ibqp.qp_type == IB_QPT_UD ||
+		    qp->ibqp.qp_type == IB_QPT_GSI) {
+			wqe->wr.ud.ah_num = to_sah(ud_wr(wr)->ah)->ah_num;
+			wqe->wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
+			wqe->wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
+		}
 		break;
 	case IB_WR_REG_MR:
 		/* See SROCE_WR_REG_MR in qp.h. */
