@@ -126,6 +126,7 @@ static void sroce_comp_missing(struct sroce_qp *qp)
 		sroce_req_fail(qp, qp->req.tail, IB_WC_RETRY_EXC_ERR);
 		return;
 	}
+	sroce_req_lost(qp);
 	sroce_req_send_from(qp, comp->psn);
 }
 
@@ -224,6 +225,7 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
 		return;
 	}
 	qp->comp.retry_started = true;
+	sroce_req_lost(qp);
 	sroce_req_send_from(qp, qp->comp.psn);
 }
 

@@ -410,9 +410,10 @@ static u32 sroce_req_pkt_flags(struct sroce_requester *req,
 			       const struct sroce_swqe *swqe,
 			       const struct sroce_req_pos *pos)
 {
+	u32 every = clamp_t(u32, req->window / 4, 1, SROCE_REQ_ACKREQ_EVERY);
 	u32 flags = 0;
 
-	if (pos->last || ++req->noack_pkts >= SROCE_REQ_ACKREQ_EVERY) {
+	if (pos->last || ++req->noack_pkts >= every) {
 		flags |= SROCE_PKT_ACKREQ;
 		req->noack_pkts = 0;
 	}
@@ -472,20 +473,20 @@ enum sroce_req_step {
 static void sroce_req_local_error(struct sroce_qp *qp, u32 index,
 				  enum ib_wc_status status);
 
-/* Build the packet at req.psn of WQE cur; NULL only without memory. */
+/* Build the packet at @psn of @swqe; NULL only without memory. */
 static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
-				       struct sroce_swqe *swqe,
-				       enum ib_wc_status *status)
+				       struct sroce_swqe *swqe, u32 psn,
+				       u32 flags, enum ib_wc_status *status)
 {
 	struct sroce_requester *req = &qp->req;
 	struct sroce_req_pos pos;
 	struct sk_buff *skb;
 	u8 opcode;
 
-	sroce_req_position(req, swqe, req->psn, &pos);
+	sroce_req_position(req, swqe, psn, &pos);
 	opcode = sroce_req_opcode(qp, swqe, pos.first, pos.last);
-	skb = sroce_pkt_alloc(qp, opcode, req->psn, pos.paylen,
-			      sroce_req_pkt_flags(req, swqe, &pos));
+	flags |= sroce_req_pkt_flags(req, swqe, &pos);
+	skb = sroce_pkt_alloc(qp, opcode, psn, pos.paylen, flags);
 	if (!skb)
 		return NULL;
 
@@ -496,10 +497,34 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	return skb;
 }
 
+/*
+ * The retransmit timer runs in two stages.  After a short silence (an
+ * eighth of the local ACK timeout) it sends a probe: the oldest
+ * unacknowledged packet again, with AckReq.  That recovers the common
+ * tail losses (the last packets of a burst, an ACK, a NAK, or the one
+ * resend after a NAK, which the responder does not NAK twice) in a
+ * fraction of the timeout, and costs one duplicate packet when nothing
+ * was lost.  Only the full timeout counts against retry_cnt.
+ */
+static unsigned long sroce_req_probe_delay(const struct sroce_requester *req)
+{
+	return max(req->timeout / 8, 2UL);
+}
+
+static void sroce_req_mod_retrans(struct sroce_requester *req)
+{
+	unsigned long probe = sroce_req_probe_delay(req);
+
+	if (!req->probed && probe < req->timeout)
+		mod_timer(&req->retrans_timer, jiffies + probe);
+	else
+		mod_timer(&req->retrans_timer, jiffies + req->timeout);
+}
+
 static void sroce_req_arm_retrans(struct sroce_requester *req)
 {
 	if (req->timeout && !timer_pending(&req->retrans_timer))
-		mod_timer(&req->retrans_timer, jiffies + req->timeout);
+		sroce_req_mod_retrans(req);
 }
 
 /* Move (cur, psn) past the packet just sent. */
@@ -531,7 +556,7 @@ static enum sroce_req_step sroce_req_send(struct sroce_qp *qp)
 	enum ib_wc_status status = IB_WC_SUCCESS;
 	struct sk_buff *skb;
 
-	skb = sroce_req_build(qp, swqe, &status);
+	skb = sroce_req_build(qp, swqe, req->psn, 0, &status);
 	if (!skb)
 		return SROCE_REQ_NOMEM;
 	if (status != IB_WC_SUCCESS) {
@@ -560,7 +585,7 @@ static bool sroce_req_window_full(struct sroce_qp *qp)
 
 	if (qp->ibqp.qp_type != IB_QPT_RC || req->psn != req->psn_max)
 		return false;
-	return sroce_psn_diff(qp->comp.psn, req->psn) >= SROCE_REQ_MAX_UNACKED;
+	return sroce_psn_diff(qp->comp.psn, req->psn) >= req->window;
 }
 
 /*
@@ -762,6 +787,14 @@ void sroce_req_send_from(struct sroce_qp *qp, u32 psn)
 	req->noack_pkts = 0;
 }
 
+/* A go-back-N is about to resend what was in flight: narrow the window. */
+void sroce_req_lost(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	req->window = max_t(u32, req->window / 2, SROCE_REQ_MIN_WINDOW);
+}
+
 /* Take one retry from retry_cnt; false once they are used up. */
 bool sroce_req_use_retry(struct sroce_qp *qp)
 {
@@ -817,14 +850,56 @@ void sroce_req_acked(struct sroce_qp *qp)
 
 	req->retries_left = req->retry_cnt;
 	req->rnr_retries_left = req->rnr_retry;
+	req->window = min_t(u32, req->window +
+			    sroce_psn_diff(req->acked_psn, comp_psn),
+			    SROCE_REQ_MAX_UNACKED);
+	req->acked_psn = comp_psn;
 
 	if (sroce_psn_before(req->psn, comp_psn))
 		sroce_req_send_from(qp, comp_psn);
 
+	req->probed = false;
 	if (comp_psn == req->psn_max)
 		timer_delete(&req->retrans_timer);
 	else if (req->timeout && !req->rnr_wait)
-		mod_timer(&req->retrans_timer, jiffies + req->timeout);
+		sroce_req_mod_retrans(req);
+}
+
+/*
+ * First stage of the retransmit timer: resend the packet at comp.psn
+ * alone, without moving the send position.  Returns false when there is
+ * nothing to probe with (it belongs to a locally failed WQE).
+ */
+static bool sroce_req_probe(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	enum ib_wc_status status = IB_WC_SUCCESS;
+	u32 psn = qp->comp.psn;
+	struct sroce_swqe *swqe = NULL;
+	struct sk_buff *skb;
+	u32 i;
+
+	for (i = req->tail; i != req->head; i++) {
+		if (req->local_error && i == req->fail_index)
+			return false;
+		if (!sroce_psn_before(sroce_req_swqe(qp, i)->last_psn, psn)) {
+			swqe = sroce_req_swqe(qp, i);
+			break;
+		}
+	}
+	if (!swqe)
+		return false;
+
+	skb = sroce_req_build(qp, swqe, psn, SROCE_PKT_ACKREQ, &status);
+	if (!skb)
+		return true;	/* the full timeout will resend it */
+	if (status != IB_WC_SUCCESS) {
+		kfree_skb(skb);
+		return false;
+	}
+	atomic64_inc(&qp->sdev->stats.req_retransmits);
+	sroce_pkt_send(qp, skb);
+	return true;
 }
 
 /*
@@ -845,6 +920,15 @@ static void sroce_req_handle_timeout(struct sroce_qp *qp)
 	    qp->comp.psn == req->psn_max)
 		return;
 
+	if (!req->probed && sroce_req_probe_delay(req) < req->timeout) {
+		req->probed = true;
+		if (sroce_req_probe(qp)) {
+			mod_timer(&req->retrans_timer, jiffies + req->timeout -
+				  sroce_req_probe_delay(req));
+			return;
+		}
+	}
+	req->probed = false;
 	atomic64_inc(&qp->sdev->stats.req_timeouts);
 	if (!sroce_req_use_retry(qp)) {
 		atomic64_inc(&qp->sdev->stats.req_retry_exceeded);
@@ -856,6 +940,7 @@ static void sroce_req_handle_timeout(struct sroce_qp *qp)
 	 * order; they belong to this retry, not to a new loss.
 	 */
 	qp->comp.retry_started = true;
+	sroce_req_lost(qp);
 	sroce_req_send_from(qp, qp->comp.psn);
 }
 
@@ -991,6 +1076,7 @@ static void sroce_req_reset_state(struct sroce_qp *qp)
 	req->noack_pkts = 0;
 	req->rd_atomic = 0;
 	req->fail_index = 0;
+	req->probed = false;
 	req->started = false;
 	req->error = false;
 	req->local_error = false;
@@ -1071,6 +1157,8 @@ void sroce_requester_start(struct sroce_qp *qp)
 	if (!req->started) {
 		req->psn = attr->sq_psn & SROCE_PSN_MASK;
 		req->psn_max = req->psn;
+		req->acked_psn = req->psn;
+		req->window = SROCE_REQ_MAX_UNACKED;
 		qp->comp.psn = req->psn;
 		req->started = true;
 	}

@@ -63,13 +63,22 @@ struct sroce_qp;
  * READ counts with all of its response PSNs, but one is always allowed
  * when nothing is outstanding).  This bounds the work of a go-back-N and
  * keeps the window far below the 2^23 PSNs the sequence arithmetic allows.
+ *
+ * Within that bound the window adapts: every go-back-N halves it (down to
+ * SROCE_REQ_MIN_WINDOW), every acknowledged PSN widens it by one.  A
+ * go-back-N resends everything in flight after the lost packet, so on a
+ * lossy path a window near the distance between losses wastes far less
+ * than a full one; on a clean path it is back at the maximum after a few
+ * round trips.
  */
 #define SROCE_REQ_MAX_UNACKED		256
+#define SROCE_REQ_MIN_WINDOW		32
 
 /*
- * Request AckReq at least every this many packets inside long messages,
- * so that the responder acknowledges (and we retire state) before the
- * whole window is used.  Must divide the window into several steps.
+ * Request AckReq at least every this many packets inside long messages
+ * (and at least four times per window), so that the responder
+ * acknowledges, and we retire state and widen the window, before the
+ * window is used up.
  */
 #define SROCE_REQ_ACKREQ_EVERY		32
 
@@ -153,6 +162,8 @@ struct sroce_requester {
 	u32 psn_max;			/* one past the highest PSN sent */
 	u32 noack_pkts;			/* sent since the last AckReq */
 	u32 rd_atomic;			/* READ/atomic WQEs fetched, not retired */
+	u32 window;			/* PSNs that may be unacknowledged */
+	u32 acked_psn;			/* comp.psn when the window last grew */
 	u32 fail_index;			/* with local_error */
 
 	/* Attributes, copied at RTS by sroce_requester_start(). */
@@ -168,6 +179,7 @@ struct sroce_requester {
 	bool error;			/* flushing: everything completes in error */
 	bool local_error;		/* WQE fail_index failed, see requester.c */
 	bool rnr_wait;			/* stopped until the RNR timer fires */
+	bool probed;			/* the retransmit timer sent its probe */
 	bool dying;			/* being destroyed: do nothing */
 	bool want_qp_error;		/* ask qp.c to move the QP to ERR */
 
@@ -212,6 +224,7 @@ enum ib_wc_status sroce_swqe_copy_sges(struct sroce_qp *qp,
 				       enum sroce_copy_dir dir);
 void sroce_req_send_from(struct sroce_qp *qp, u32 psn);
 bool sroce_req_use_retry(struct sroce_qp *qp);
+void sroce_req_lost(struct sroce_qp *qp);
 void sroce_req_rnr_wait(struct sroce_qp *qp, u32 psn, unsigned int timer_code);
 void sroce_req_acked(struct sroce_qp *qp);
 void sroce_req_fail(struct sroce_qp *qp, u32 index, enum ib_wc_status status);
