@@ -27,6 +27,7 @@
 
 #include "opcode.h"
 
+struct sroce_av;
 struct sroce_dev;
 struct sroce_qp;
 
@@ -110,6 +111,14 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
  * callers treat a dropped packet as lost on the wire.
  */
 int sroce_pkt_send(struct sroce_qp *qp, struct sk_buff *skb);
+
+/*
+ * The same for a UD packet: to @av (an address handle's) and @dest_qpn,
+ * which the caller also wrote into the BTH (sroce_bth_set_qpn() on
+ * sroce_pkt_bth()) together with the DETH.
+ */
+int sroce_pkt_send_av(struct sroce_qp *qp, const struct sroce_av *av,
+		      u32 dest_qpn, struct sk_buff *skb);
 
 /*
  * Copy @len payload bytes starting @offset bytes into the payload of a

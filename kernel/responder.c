@@ -29,6 +29,8 @@
  * so the work item finds nothing to do and does not requeue itself; then
  * cancel it; then free the receive WQE copy.
  */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <linux/minmax.h>
 #include <linux/slab.h>
 
@@ -241,6 +243,13 @@ static void sroce_resp_complete(struct sroce_qp *qp, struct sk_buff *skb,
 	op = sroce_resp_op(skb);
 	wc.src_qp = qp->attr.dest_qp_num;
 	wc.port_num = 1;
+	if (op->hdrs & SROCE_HDRM_DETH) {
+		const struct sroce_deth *deth = sroce_pkt_hdr(skb, SROCE_HDR_DETH);
+
+		/* UD: the sender is in the packet; a GRH leads the data. */
+		wc.src_qp = sroce_deth_sqp(deth);
+		wc.wc_flags |= SROCE_WC_GRH;
+	}
 	if (op->kind == SROCE_OPK_WRITE) {
 		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
 		wc.byte_len = resp->write_len;
@@ -331,14 +340,15 @@ static int sroce_resp_copy_to_mr(void *ctx, const void *buf, u32 len)
 
 /*
  * SEND with invalidate (IBA 10.6.6.3): only memory that can be invalidated
- * (fast-register MRs, type 2 memory windows) may be named.  sroce has
- * neither yet, so every key is one we cannot invalidate, which IBA
- * answers with an invalid request.
+ * (fast-registration MRs) of the QP's PD may be named; any other key is
+ * an invalid request.
  */
 static enum sroce_resp_result sroce_resp_invalidate(struct sroce_qp *qp,
 						    u32 rkey)
 {
-	return SROCE_RESP_E_INVAL_KEY;
+	if (sroce_mr_invalidate(qp->sdev, qp->ibqp.pd, rkey))
+		return SROCE_RESP_E_INVAL_KEY;
+	return SROCE_RESP_DONE;
 }
 
 static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
@@ -936,6 +946,82 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb)
 	atomic64_inc(&qp->sdev->stats.resp_dropped);
 }
 
+/* ---- UD ------------------------------------------------------------------------ */
+
+/* The bytes in front of every UD message in the receive buffer. */
+#define SROCE_UD_GRH_LEN	40
+
+/*
+ * The "GRH" of a RoCEv2 UD message (annex A17.4.5.1): the IPv6 header, or
+ * 20 zero bytes followed by the IPv4 header (without options).
+ */
+static void sroce_resp_ud_grh(const struct sk_buff *skb,
+			      u8 grh[SROCE_UD_GRH_LEN])
+{
+	memset(grh, 0, SROCE_UD_GRH_LEN);
+	if (ip_hdr(skb)->version == 4)
+		memcpy(grh + SROCE_UD_GRH_LEN - sizeof(struct iphdr),
+		       ip_hdr(skb), sizeof(struct iphdr));
+	else
+		memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
+}
+
+/*
+ * A UD message: one packet, no sequence, no acknowledgment.  One that
+ * cannot be delivered (wrong Q_Key, no receive WQE) is dropped; one that
+ * does not fit its receive WQE completes it with IB_WC_LOC_LEN_ERR.
+ */
+static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	const struct sroce_deth *deth = sroce_pkt_hdr(skb, SROCE_HDR_DETH);
+	struct sroce_responder *resp = &qp->resp;
+	struct sroce_pkt *pkt = SROCE_PKT(skb);
+	struct sroce_resp_scatter s = { .qp = qp, .resp = resp };
+	u8 grh[SROCE_UD_GRH_LEN];
+	int err;
+
+	if (be32_to_cpu(deth->qkey) != qp->attr.qkey ||
+	    pkt->paylen > resp->mtu) {
+		atomic64_inc(&qp->sdev->stats.resp_dropped);
+		return;
+	}
+	switch (sroce_resp_take_rwqe(qp)) {
+	case SROCE_RESP_DONE:
+		break;
+	case SROCE_RESP_E_WQE:
+		if (resp->have_rwqe)
+			sroce_resp_complete(qp, NULL, IB_WC_LOC_QP_OP_ERR);
+		sroce_resp_stop(qp);
+		return;
+	default:
+		atomic64_inc(&qp->sdev->stats.resp_dropped);
+		return;
+	}
+	if (pkt->paylen > resp->rwqe->length ||
+	    resp->rwqe->length - pkt->paylen < SROCE_UD_GRH_LEN) {
+		sroce_resp_complete(qp, NULL, IB_WC_LOC_LEN_ERR);
+		return;
+	}
+
+	sroce_resp_ud_grh(skb, grh);
+	err = sroce_resp_scatter(&s, grh, sizeof(grh));
+	if (!err)
+		err = sroce_pkt_copy_payload(skb, 0, pkt->paylen,
+					     sroce_resp_scatter, &s);
+	if (err) {
+		sroce_resp_complete(qp, NULL, IB_WC_LOC_PROT_ERR);
+		sroce_resp_stop(qp);
+		return;
+	}
+	resp->recv_len = SROCE_UD_GRH_LEN + pkt->paylen;
+	sroce_resp_complete(qp, skb, IB_WC_SUCCESS);
+}
+
+static bool sroce_resp_is_ud(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
 /* ---- one packet ------------------------------------------------------------------ */
 
 /* Under resp.lock; consumes @skb. */
@@ -950,6 +1036,10 @@ static void sroce_resp_packet(struct sroce_qp *qp, struct sk_buff *skb)
 		goto out;
 	}
 
+	if (sroce_resp_is_ud(qp)) {
+		sroce_resp_ud(qp, skb);
+		goto out;
+	}
 	if (sroce_resp_is_rc(qp)) {
 		diff = sroce_psn_diff(resp->epsn, pkt->psn);
 		if (diff > 0) {

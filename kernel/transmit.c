@@ -330,16 +330,16 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 }
 #endif
 
-int sroce_pkt_send(struct sroce_qp *qp, struct sk_buff *skb)
+int sroce_pkt_send_av(struct sroce_qp *qp, const struct sroce_av *av,
+		      u32 dest_qpn, struct sk_buff *skb)
 {
 	struct sroce_dev *sdev = qp->sdev;
-	const struct sroce_av *av = &qp->av;
 	unsigned int len = skb->len;
 	__be16 sport;
 	int err;
 
 	sport = htons(rdma_get_udp_sport(av->flow_label, qp->ibqp.qp_num,
-					 qp->attr.dest_qp_num));
+					 dest_qpn));
 	sroce_tx_push_udp(skb, sport);
 
 	rcu_read_lock();
@@ -360,6 +360,11 @@ int sroce_pkt_send(struct sroce_qp *qp, struct sk_buff *skb)
 	atomic64_inc(&sdev->stats.tx_packets);
 	atomic64_add(len, &sdev->stats.tx_bytes);
 	return 0;
+}
+
+int sroce_pkt_send(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	return sroce_pkt_send_av(qp, &qp->av, qp->attr.dest_qp_num, skb);
 }
 
 /* ---- received payload ------------------------------------------------------- */
