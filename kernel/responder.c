@@ -641,6 +641,13 @@ static enum sroce_resp_result sroce_resp_read(struct sroce_qp *qp,
 	}
 
 	npkts = sroce_resp_read_pkts(len, resp->mtu);
+	/*
+	 * PSN order is only defined within half the PSN space: a READ whose
+	 * responses would need more (2 GiB at a 256-byte MTU) cannot be
+	 * answered.
+	 */
+	if (npkts >= SROCE_PSN_HALF / 2)
+		return SROCE_RESP_E_INV_REQ;
 	res = sroce_resp_res_new(resp);
 	res->kind = SROCE_OPK_READ_REQ;
 	res->first_psn = pkt->psn;
