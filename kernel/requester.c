@@ -37,6 +37,7 @@
 #include <linux/minmax.h>
 #include <linux/slab.h>
 
+#include "ah.h"
 #include "completer.h"
 #include "cq.h"
 #include "mr.h"
@@ -115,6 +116,8 @@ static bool sroce_swqe_opcode_ok(enum ib_qp_type type, u8 opcode)
 	switch (opcode) {
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
+		return type == IB_QPT_RC || type == IB_QPT_UC ||
+		       type == IB_QPT_UD || type == IB_QPT_GSI;
 	case IB_UVERBS_WR_RDMA_WRITE:
 	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
 		return type == IB_QPT_RC || type == IB_QPT_UC;
@@ -126,9 +129,8 @@ static bool sroce_swqe_opcode_ok(enum ib_qp_type type, u8 opcode)
 	default:
 		/*
 		 * TODO: local operations (LOCAL_INV, REG_MR, BIND_MW) need
-		 * MR invalidation state that mr.c does not have yet; UD
-		 * sends need the address handle table.  Until then they
-		 * complete with IB_WC_LOC_QP_OP_ERR.
+		 * MR invalidation state that mr.c does not have yet.  Until
+		 * then they complete with IB_WC_LOC_QP_OP_ERR.
 		 */
 		return false;
 	}
@@ -165,6 +167,9 @@ static enum ib_wc_status sroce_swqe_copy_fixed(struct sroce_qp *qp,
 
 	swqe->imm_data = wqe->ex.imm_data;
 	swqe->inv_rkey = wqe->ex.invalidate_rkey;
+	swqe->ah_num = wqe->wr.ud.ah_num;
+	swqe->remote_qpn = wqe->wr.ud.remote_qpn & SROCE_QPN_MASK;
+	swqe->remote_qkey = wqe->wr.ud.remote_qkey;
 	if (sroce_swqe_is_atomic(swqe)) {
 		swqe->remote_addr = wqe->wr.atomic.remote_addr;
 		swqe->rkey = wqe->wr.atomic.rkey;
@@ -362,11 +367,22 @@ static const struct sroce_req_ops sroce_req_ops[] = {
 
 #define SROCE_OP_TRANSPORT_UC	(SROCE_OP_UC_SEND_FIRST - SROCE_OP_RC_SEND_FIRST)
 
+static bool sroce_qp_is_ud(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
 static u8 sroce_req_opcode(struct sroce_qp *qp, const struct sroce_swqe *swqe,
 			   bool first, bool last)
 {
 	const struct sroce_req_ops *ops = &sroce_req_ops[swqe->opcode];
 	u8 op;
+
+	/* UD: single-packet sends (the length was checked at fetch). */
+	if (sroce_qp_is_ud(qp))
+		return swqe->opcode == IB_UVERBS_WR_SEND_WITH_IMM ?
+		       SROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE :
+		       SROCE_OP_UD_SEND_ONLY;
 
 	if (first)
 		op = last ? ops->only : ops->first;
@@ -427,11 +443,32 @@ static u32 sroce_req_pkt_flags(struct sroce_requester *req,
 	return flags;
 }
 
+/*
+ * UD: the destination QP goes into the BTH (sroce_pkt_alloc() put the
+ * connected one there), our own into the DETH.  A Q_Key with the high bit
+ * set means "use the QP's Q_Key", which is also how a
+ * consumer keeps the controlled Q_Keys it may not send.
+ */
+static void sroce_req_fill_deth(struct sroce_qp *qp, struct sk_buff *skb,
+				const struct sroce_swqe *swqe)
+{
+	struct sroce_deth *deth = sroce_pkt_hdr(skb, SROCE_HDR_DETH);
+	u32 qkey = swqe->remote_qkey;
+
+	if (qkey & 0x80000000U)
+		qkey = qp->attr.qkey;
+	deth->qkey = cpu_to_be32(qkey);
+	sroce_deth_set_sqp(deth, qp->ibqp.qp_num);
+	sroce_bth_set_qpn(sroce_pkt_bth(skb), swqe->remote_qpn);
+}
+
 /* Fill the extension headers the opcode table says @skb carries. */
-static void sroce_req_fill_hdrs(struct sk_buff *skb, u8 opcode,
-				const struct sroce_swqe *swqe,
+static void sroce_req_fill_hdrs(struct sroce_qp *qp, struct sk_buff *skb,
+				u8 opcode, const struct sroce_swqe *swqe,
 				const struct sroce_req_pos *pos)
 {
+	if (sroce_opcode_has(opcode, SROCE_HDR_DETH))
+		sroce_req_fill_deth(qp, skb, swqe);
 	if (sroce_opcode_has(opcode, SROCE_HDR_RETH)) {
 		struct sroce_reth *reth = sroce_pkt_hdr(skb, SROCE_HDR_RETH);
 
@@ -486,11 +523,14 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	sroce_req_position(req, swqe, psn, &pos);
 	opcode = sroce_req_opcode(qp, swqe, pos.first, pos.last);
 	flags |= sroce_req_pkt_flags(req, swqe, &pos);
+	/* Only RC acknowledges. */
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		flags &= ~SROCE_PKT_ACKREQ;
 	skb = sroce_pkt_alloc(qp, opcode, psn, pos.paylen, flags);
 	if (!skb)
 		return NULL;
 
-	sroce_req_fill_hdrs(skb, opcode, swqe, &pos);
+	sroce_req_fill_hdrs(qp, skb, opcode, swqe, &pos);
 	*status = sroce_swqe_copy_sges(qp, swqe, pos.offset,
 				       sroce_pkt_payload(skb), pos.paylen,
 				       SROCE_FROM_MR);
@@ -542,8 +582,8 @@ static void sroce_req_advance(struct sroce_qp *qp, struct sroce_swqe *swqe)
 		return;
 
 	req->cur++;
-	/* UC has no ACKs: sent is done, and nothing older is pending. */
-	if (qp->ibqp.qp_type == IB_QPT_UC) {
+	/* UC and UD have no ACKs: sent is done, nothing older is pending. */
+	if (qp->ibqp.qp_type != IB_QPT_RC) {
 		qp->comp.psn = req->psn;
 		sroce_comp_retire(qp, IB_WC_SUCCESS);
 	}
@@ -554,7 +594,15 @@ static enum sroce_req_step sroce_req_send(struct sroce_qp *qp)
 	struct sroce_requester *req = &qp->req;
 	struct sroce_swqe *swqe = sroce_req_swqe(qp, req->cur);
 	enum ib_wc_status status = IB_WC_SUCCESS;
+	struct sroce_av av;
 	struct sk_buff *skb;
+
+	/* UD: the address handle may have been destroyed since posting. */
+	if (sroce_qp_is_ud(qp) &&
+	    sroce_ah_lookup(qp->sdev, swqe->ah_num, qp->ibqp.pd, &av)) {
+		sroce_req_local_error(qp, req->cur, IB_WC_LOC_QP_OP_ERR);
+		return SROCE_REQ_STOPPED;
+	}
 
 	skb = sroce_req_build(qp, swqe, req->psn, 0, &status);
 	if (!skb)
@@ -569,7 +617,10 @@ static enum sroce_req_step sroce_req_send(struct sroce_qp *qp)
 	 * A packet that does not make it out is a lost packet: the
 	 * retransmit timer recovers it, as it would a drop on the wire.
 	 */
-	sroce_pkt_send(qp, skb);
+	if (sroce_qp_is_ud(qp))
+		sroce_pkt_send_av(qp, &av, swqe->remote_qpn, skb);
+	else
+		sroce_pkt_send(qp, skb);
 	sroce_req_advance(qp, swqe);
 	if (qp->ibqp.qp_type == IB_QPT_RC)
 		sroce_req_arm_retrans(req);
@@ -627,6 +678,9 @@ static enum sroce_req_step sroce_req_fetch(struct sroce_qp *qp)
 		status = sroce_swqe_check_sges(qp, swqe);
 	npkts = sroce_swqe_npkts(swqe, req->mtu);
 	if (status == IB_WC_SUCCESS && npkts > SROCE_REQ_MAX_MSG_PKTS)
+		status = IB_WC_LOC_LEN_ERR;
+	/* A UD message is one packet: at most the MTU. */
+	if (status == IB_WC_SUCCESS && sroce_qp_is_ud(qp) && npkts > 1)
 		status = IB_WC_LOC_LEN_ERR;
 
 	/* A failed WQE gets an empty PSN range: it never reaches the wire. */
@@ -1162,7 +1216,11 @@ void sroce_requester_start(struct sroce_qp *qp)
 		qp->comp.psn = req->psn;
 		req->started = true;
 	}
-	mtu = ib_mtu_enum_to_int(attr->path_mtu);
+	/* UD has no path: its messages are bounded by the port's MTU. */
+	if (sroce_qp_is_ud(qp))
+		mtu = ib_mtu_enum_to_int(sroce_active_mtu(READ_ONCE(qp->sdev->ndev->mtu)));
+	else
+		mtu = ib_mtu_enum_to_int(attr->path_mtu);
 	req->mtu = mtu > 0 ? mtu : 256;	/* qp.c validates; be safe */
 	/*
 	 * With 0 no READ or atomic could ever start and the QP would hang;

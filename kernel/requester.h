@@ -95,6 +95,9 @@ struct sroce_swqe {
 	u32 length;		/* message bytes: SGE sum, inline_len, 8 */
 	u32 rkey;		/* RDMA and atomic */
 	u32 inv_rkey;		/* SEND_WITH_INV */
+	u32 ah_num;		/* UD: destination address handle */
+	u32 remote_qpn;		/* UD */
+	u32 remote_qkey;	/* UD */
 	__be32 imm_data;	/* *_WITH_IMM */
 	u8 opcode;		/* enum ib_uverbs_wr_opcode */
 	u8 num_sge;		/* 0 when the data is inline */
