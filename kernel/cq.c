@@ -8,6 +8,7 @@
 #include "cq.h"
 #include "qp.h"
 #include "sroce.h"
+#include "trace.h"
 
 static_assert(sizeof(struct ib_uverbs_wc) <= SROCE_CQE_SIZE);
 
@@ -183,6 +184,7 @@ int sroce_cq_post(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
 	unsigned long flags;
 	u32 room;
 
+	trace_sroce_comp_err(&cq->ibcq, wc);
 	spin_lock_irqsave(&cq->lock, flags);
 	if (cq->overflowed) {
 		spin_unlock_irqrestore(&cq->lock, flags);

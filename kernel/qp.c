@@ -10,6 +10,7 @@
 #include "cq.h"
 #include "qp.h"
 #include "srq.h"
+#include "trace.h"
 
 /* modify_qp attributes sroce implements (no APM, no rate limit). */
 #define SROCE_QP_ATTR_MASK (IB_QP_STATE | IB_QP_CUR_STATE |		\
@@ -200,14 +201,18 @@ void sroce_qp_error(struct sroce_qp *qp)
 	unsigned long flags;
 	bool flush = false;
 
+	enum ib_qp_state old;
+
 	spin_lock_irqsave(&qp->state_lock, flags);
-	if (qp->state != IB_QPS_RESET && qp->state != IB_QPS_ERR) {
+	old = qp->state;
+	if (old != IB_QPS_RESET && old != IB_QPS_ERR) {
 		WRITE_ONCE(qp->state, IB_QPS_ERR);
 		flush = true;
 	}
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
 	if (flush) {
+		trace_sroce_qp_state(&qp->ibqp, old, IB_QPS_ERR);
 		sroce_requester_flush(qp);
 		/* The responder stops consuming before the RQ is flushed. */
 		sroce_responder_flush(qp);
@@ -217,11 +222,15 @@ void sroce_qp_error(struct sroce_qp *qp)
 
 static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
 {
+	enum ib_qp_state old;
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->state_lock, flags);
+	old = qp->state;
 	WRITE_ONCE(qp->state, state);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
+	if (old != state)
+		trace_sroce_qp_state(&qp->ibqp, old, state);
 }
 
 /*

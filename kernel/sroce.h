@@ -203,6 +203,11 @@ struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
 
+/* restrack.c: `rdma resource show ... -dd` */
+int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
+int sroce_fill_res_cq_entry(struct sk_buff *msg, struct ib_cq *ibcq);
+int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
+
 /* pd.c */
 int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
