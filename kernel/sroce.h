@@ -78,7 +78,10 @@ struct sroce_net;
 /*
  * Counters of one device; the datapath bumps them locklessly.  Grouped by
  * the pipeline stage that owns them.  Each one must also be listed in
- * stats.c, which exports them as port hw counters.
+ * stats.c, which exports them as port hw counters.  Packet and byte
+ * counters count RoCE packets from the BTH to the ICRC (no UDP/IP
+ * headers) in both directions, so that one side's tx equals its peer's rx
+ * on a lossless link.
  */
 struct sroce_stats {
 	/* recv.c */
@@ -93,11 +96,12 @@ struct sroce_stats {
 	atomic64_t rx_bad_state;
 	atomic64_t rx_bad_addr;
 	atomic64_t rx_bad_pkey;
-	atomic64_t rx_cnp;
+	atomic64_t rx_cnp;		/* congestion notifications received */
 	/* transmit.c */
 	atomic64_t tx_packets;
 	atomic64_t tx_bytes;
 	atomic64_t tx_dropped;
+	atomic64_t tx_cnp;		/* reserved for congestion control */
 	/* requester.c */
 	atomic64_t req_retransmits;
 	atomic64_t req_timeouts;
@@ -116,6 +120,10 @@ struct sroce_stats {
 	atomic64_t resp_rnr_naks;
 	atomic64_t resp_fatal_naks;
 	atomic64_t resp_duplicates;
+	atomic64_t resp_bad_key;	/* R_Key or MR check failed: NAKed */
+	atomic64_t resp_no_recv;	/* UC/UD: no receive posted, dropped
+					 * (RC answers with an RNR NAK)
+					 */
 	atomic64_t resp_dropped;
 	/* cq.c */
 	atomic64_t cq_overflows;
@@ -202,6 +210,8 @@ struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port);
 int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
+const char *sroce_stat_name(const struct sroce_stats *stats,
+			    const atomic64_t *counter);
 
 /* restrack.c: `rdma resource show ... -dd` */
 int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);

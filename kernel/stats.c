@@ -34,6 +34,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	SROCE_STAT(tx_packets),
 	SROCE_STAT(tx_bytes),
 	SROCE_STAT(tx_dropped),
+	SROCE_STAT(tx_cnp),
 	SROCE_STAT(req_retransmits),
 	SROCE_STAT(req_timeouts),
 	SROCE_STAT(req_retry_exceeded),
@@ -49,6 +50,8 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	SROCE_STAT(resp_rnr_naks),
 	SROCE_STAT(resp_fatal_naks),
 	SROCE_STAT(resp_duplicates),
+	SROCE_STAT(resp_bad_key),
+	SROCE_STAT(resp_no_recv),
 	SROCE_STAT(resp_dropped),
 	SROCE_STAT(cq_overflows),
 };
@@ -78,4 +81,20 @@ int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		stats->value[i] = atomic64_read(base + offset);
 	}
 	return SROCE_NUM_STATS;
+}
+
+/*
+ * The name of @counter, a field of @stats ("rx_no_qp"): lets a drop site
+ * give the counter it bumped as the reason in the sroce_drop tracepoint.
+ */
+const char *sroce_stat_name(const struct sroce_stats *stats,
+			    const atomic64_t *counter)
+{
+	uintptr_t offset = (uintptr_t)counter - (uintptr_t)stats;
+	size_t i;
+
+	for (i = 0; i < SROCE_NUM_STATS; i++)
+		if ((uintptr_t)sroce_stat_descs[i].priv == offset)
+			return sroce_stat_descs[i].name;
+	return "unknown";
 }
