@@ -111,9 +111,13 @@ static bool sroce_resp_is_rc(const struct sroce_qp *qp)
  */
 static u8 sroce_resp_credits(struct sroce_qp *qp)
 {
-	u32 n = sroce_ring_published(&qp->rq, READ_ONCE(qp->rq_tail));
 	u8 code;
+	u32 n;
 
+	/* An SRQ's WQEs are not this QP's to promise (IBA 9.7.7.2.6). */
+	if (qp->ibqp.srq || !sroce_ring_present(&qp->rq))
+		return SROCE_AETH_CREDIT_INVALID;
+	n = sroce_ring_published(&qp->rq, READ_ONCE(qp->rq_tail));
 	if (n == U32_MAX)
 		return SROCE_AETH_CREDIT_INVALID;
 	if (qp->resp.have_rwqe && n)
@@ -192,12 +196,16 @@ static bool sroce_resp_uc_accept(struct sroce_responder *resp,
 
 /* ---- receive WQEs ---------------------------------------------------------------- */
 
-/* A SEND or WRITE with immediate starts: take the oldest receive WQE. */
+/*
+ * A SEND or WRITE with immediate starts: take the oldest receive WQE.
+ * One still held is reused: a UC message that was dropped part way did
+ * not complete it (and an SRQ WQE, once taken, is ours until then).
+ */
 static enum sroce_resp_result sroce_resp_take_rwqe(struct sroce_qp *qp)
 {
 	struct sroce_responder *resp = &qp->resp;
 
-	switch (sroce_rq_fetch(qp, resp->rwqe)) {
+	switch (resp->have_rwqe ? 0 : sroce_rq_fetch(qp, resp->rwqe)) {
 	case 0:
 		break;
 	case -ENOENT:
