@@ -67,6 +67,12 @@ def fmt(v):
     return f'{v:.2f}'
 
 
+def ratio_text(r):
+    if r >= 100:
+        return f'{r:.0f}'
+    return f'{r:.2f}' if r >= 0.1 else f'{r:.2g}'
+
+
 def rows(data):
     """[(mtu, figure, unit, sroce_text, rxe_text, ratio_text, tcp_text, sroce, rxe)]"""
     out = []
@@ -87,7 +93,7 @@ def rows(data):
         for name, unit, test, s, q, metric, tcp in figs:
             sv, st = median(data, (mtu, 'sroce', test, s, q, metric))
             rv, rt = median(data, (mtu, 'rxe', test, s, q, metric))
-            ratio = f'{sv / rv:.2f}' if sv is not None and rv else '-'
+            ratio = ratio_text(sv / rv) if sv is not None and rv else '-'
             tt = median(data, (mtu, 'tcp', 'tcp', s, 1, 'MBps'))[1] if tcp else ''
             out.append((mtu, name, unit, st, rt, ratio, tt, sv, rv))
     return out
@@ -108,7 +114,7 @@ def table_text(rs):
 
 
 def table_rst(rs):
-    cells = [HEAD] + [tuple(str(c) or '..' for c in r[:7]) for r in rs]
+    cells = [HEAD] + [tuple(str(c) for c in r[:7]) for r in rs]
     w = [max(len(c[i]) for c in cells) for i in range(7)]
     rule = '  '.join('=' * x for x in w)
     lines = [rule]
@@ -156,7 +162,7 @@ def chart(data, png):
         return False
     gp = [f'set terminal pngcairo size {640 * len(plots)},480 font "sans,10"',
           f'set output "{png}"',
-          'set logscale xy', 'set grid',
+          'set termoption noenhanced', 'set logscale xy', 'set grid', 'set xrange [40:1700000]',
           'set xlabel "message size (bytes)"', 'set ylabel "MB/s (MiB/s, perftest BW average)"',
           'set xtics ("64" 64, "4K" 4096, "64K" 65536, "1M" 1048576)',
           'set key top left', f'set multiplot layout 1,{len(plots)}']
@@ -242,7 +248,7 @@ def main():
             'is faster for MB/s and kmsg/s and slower for latency.  FAIL: perftest exited non-zero ' \
             'or hung; "(2/3)": only that many runs succeeded.'
         if fl:
-            rdesc += '\n\nFailures:\n\n' + '\n'.join(f'* {x}' for x in fl)
+            rdesc += '\n\nFailures:\n\n' + '\n'.join(f'* ``{x}``' for x in fl)
         if not update_doc(a.doc, table_rst(rs), rdesc):
             return 1
         print(f'wrote the table into {a.doc}')
