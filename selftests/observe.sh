@@ -1,0 +1,218 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# observe.sh: sroce can be watched while it works, on topology (a):
+#   - counters (`rdma statistic show link DEV/1`) agree with known RC
+#     traffic: each side sends at least N * ceil(S / MTU) request packets,
+#     what one side sends the other receives, nothing is dropped;
+#   - `rdma resource show qp/cq/mr/pd` lists the objects of a running
+#     program, with sroce's transport details under -dd;
+#   - the tracepoints fire: every QP goes RESET -> INIT -> RTR -> RTS
+#     during a ping-pong, and a clean run logs no error completion.
+
+. "$(dirname "$0")/lib.sh"
+
+[[ $SROCE_DRIVER == sroce ]] || skip_all "sroce-specific (counters, driver details, tracepoints)"
+sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
+lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
+export RDMAV_DRIVERS=$lib
+
+TRACING=/sys/kernel/tracing
+bg_pids=()
+
+cleanup() {
+	local p
+	for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	[[ -e $TRACING/events/sroce/enable ]] && echo 0 > $TRACING/events/sroce/enable
+	topo_cleanup
+	sroce_unload
+}
+trap cleanup EXIT
+dmesg_mark
+sroce_load || { not_ok "load the module"; finish; }
+
+# stats DEV: fill the associative array ST with DEV's port counters
+declare -A ST
+stats() {
+	local out w i
+	ST=()
+	out=$(rdma statistic show link "$1/1") || return 1
+	read -ra w <<< "${out//$'\n'/ }"
+	# "link DEV/1 name value name value ..."
+	for ((i = 2; i + 1 < ${#w[@]}; i += 2)); do ST[${w[i]}]=${w[i + 1]}; done
+	[[ -n ${ST[tx_packets]} ]]
+}
+
+# snap PREFIX DEV: copy DEV's counters into the array named PREFIX
+snap() {
+	local -n _dst=$1
+	local k
+	stats "$2" || return 1
+	for k in "${!ST[@]}"; do _dst[$k]=${ST[$k]}; done
+}
+
+# check_ge NAME MIN ACTUAL
+check_ge() {
+	if [[ $3 =~ ^[0-9]+$ ]] && ((${3} >= ${2})); then
+		ok "$1"
+		diag "$3 >= $2"
+		return 0
+	fi
+	not_ok "$1"
+	diag "expected at least $2, got '$3'"
+	return 1
+}
+
+if ! topo_pair 2>/tmp/topo.err; then
+	not_ok "topology (a)"
+	diag "$(< /tmp/topo.err)"
+	finish
+fi
+ok "topology (a)"
+
+# ---- tracing ------------------------------------------------------------------
+if [[ ! -d $TRACING/events ]]; then
+	mount -t tracefs nodev $TRACING 2>/dev/null
+fi
+have_trace=0
+if [[ -e $TRACING/events/sroce/enable ]]; then
+	echo 0 > $TRACING/tracing_on
+	echo > $TRACING/trace
+	echo 1 > $TRACING/events/sroce/enable
+	echo 1 > $TRACING/tracing_on
+	have_trace=1
+	ok "sroce tracepoints are registered"
+	diag "$(cd $TRACING/events/sroce && echo */ | tr -d /)"
+else
+	not_ok "sroce tracepoints are registered"
+	diag "no $TRACING/events/sroce (tracefs: $(grep tracefs /proc/mounts))"
+fi
+
+# ---- known traffic, counted ------------------------------------------------------
+# ibv_rc_pingpong: each side sends N messages of S bytes at path MTU 1024
+# (its default; the veth MTU 1500 allows it).
+N=200 S=4096 MTU=1024
+PPM=$(((S + MTU - 1) / MTU))
+REQ=$((N * PPM))
+declare -A A0 B0 A1 B1
+snap A0 $DEV_A && snap B0 $DEV_B
+check "rdma statistic show link $DEV_A/1 lists sroce counters" \
+	test -n "${A0[rx_packets]}" -a -n "${A0[req_retransmits]}" -a -n "${A0[rx_no_qp]}"
+
+t0=$EPOCHREALTIME
+if pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n $N -s $S; then
+	ok "RC ping-pong $N x $S B, checked$(_slow "$t0")"
+else
+	not_ok "RC ping-pong $N x $S B, checked"
+	diag "$PP_OUT"
+fi
+snap A1 $DEV_A && snap B1 $DEV_B
+
+d() { local -n _a=$1 _b=$2; echo $((_b[$3] - _a[$3])); }
+for side in A B; do
+	if [[ $side == A ]]; then dev=$DEV_A s0=A0 s1=A1 p0=B0 p1=B1; else dev=$DEV_B s0=B0 s1=B1 p0=A0 p1=A1; fi
+	tx=$(d $s0 $s1 tx_packets) peer_rx=$(d $p0 $p1 rx_packets)
+	retx=$(d $s0 $s1 req_retransmits)
+	# Requests plus at least one ACK; at most one ACK per request packet
+	# received, plus whatever was retransmitted.
+	check_ge "$dev sent at least $REQ request packets and an ACK" $((REQ + 1)) "$tx"
+	if ((tx <= 2 * REQ + retx)); then
+		ok "$dev sent no more than requests + one ACK each + retransmits"
+	else
+		not_ok "$dev sent no more than requests + one ACK each + retransmits"
+		diag "tx_packets $tx > 2 * $REQ + $retx"
+	fi
+	check_ge "$dev sent at least $N x $S payload bytes" $((N * S)) "$(d $s0 $s1 tx_bytes)"
+	check_eq "$dev tx_packets == peer rx_packets (veth loses nothing)" "$tx" "$peer_rx"
+	check_eq "$dev tx_bytes == peer rx_bytes (both count BTH..ICRC)" \
+		"$(d $s0 $s1 tx_bytes)" "$(d $p0 $p1 rx_bytes)"
+	check_eq "$dev dropped nothing (rx_dropped, tx_dropped)" "0 0" \
+		"$(d $s0 $s1 rx_dropped) $(d $s0 $s1 tx_dropped)"
+	check_eq "$dev no retry exhausted" "0 0" \
+		"$(d $s0 $s1 req_retry_exceeded) $(d $s0 $s1 req_rnr_retry_exceeded)"
+	diag "$dev: tx $tx rx $(d $s0 $s1 rx_packets) retransmits $retx timeouts $(d $s0 $s1 req_timeouts) seq NAKs sent $(d $s0 $s1 resp_seq_naks) rcvd $(d $s0 $s1 comp_naks_seq)"
+done
+
+# ---- tracepoints from that run -------------------------------------------------
+if [[ $have_trace == 1 ]]; then
+	trace=$(< $TRACING/trace)
+	for dev in $DEV_A $DEV_B; do
+		states=$(awk -v d="$dev" '/sroce_qp_state:/ && $0 ~ " " d " qpn=" {
+			sub(/.*qpn=[0-9]+ /, ""); printf "%s;", $0 }' <<< "$trace")
+		check_eq "$dev: QP state events RESET -> INIT -> RTR -> RTS" \
+			"RESET -> INIT;INIT -> RTR;RTR -> RTS;" "$states"
+	done
+	errs=$(grep -c 'sroce_comp_err:' <<< "$trace")
+	check_eq "no error completions traced in a clean run" 0 "$errs"
+	[[ $errs != 0 ]] && diag "$(grep 'sroce_comp_err:' <<< "$trace" | head -5)"
+	echo 0 > $TRACING/events/sroce/enable
+else
+	skip "QP state events" "no tracepoints"
+fi
+
+# ---- resources of a running program ------------------------------------------------
+# A long ping-pong in the background holds a connected QP, its CQ, MRs and PD
+# while rdma resource show looks at them.  `ip netns exec` execs timeout,
+# so $! is the process to kill (timeout passes the signal on).
+port=$((20000 + RANDOM % 10000))
+sgi=$(gid_index $DEV_B $IP4_B) cgi=$(gid_index $DEV_A $IP4_A)
+ip netns exec $NS_B timeout 120 ibv_rc_pingpong -d $DEV_B -g "$sgi" -p $port -n 1000000 -s 1024 > /tmp/obs.srv 2>&1 &
+bg_pids+=($!)
+_listening() { [[ -n $(in_ns $NS_B ss -Hltn "sport = :$port" 2>/dev/null) ]]; }
+wait_until 15 _listening
+ip netns exec $NS_A timeout 120 ibv_rc_pingpong -d $DEV_A -g "$cgi" -p $port -n 1000000 -s 1024 $IP4_B > /tmp/obs.cli 2>&1 &
+bg_pids+=($!)
+_rts() { rdma resource show qp link $DEV_A/1 | grep -q 'state RTS'; }
+if wait_until 20 _rts; then
+	ok "a running ping-pong's QP is listed in state RTS"
+else
+	not_ok "a running ping-pong's QP is listed in state RTS"
+	diag "$(rdma resource show qp link $DEV_A 2>&1)"
+	diag "server: $(< /tmp/obs.srv)"
+	diag "client: $(< /tmp/obs.cli)"
+fi
+
+# res_has NAME OBJ WORD... -- DRIVER_FIELD...: `rdma -dd resource show OBJ`
+# has a line for DEV_A with each WORD and each driver field (iproute2 prints
+# those as drv_NAME).  Lines start "link DEV/PORT" (QPs) or "dev DEV".
+res_has() {
+	local name=$1 obj=$2 out f missing=() drv=
+	shift 2
+	out=$(rdma -dd resource show "$obj" 2>&1 | grep -E "^(link|dev) $DEV_A[/ ]")
+	for f in "$@"; do
+		[[ $f == -- ]] && { drv=drv_; continue; }
+		[[ " $out " =~ [[:space:]]$drv$f[[:space:]] ]] || missing+=("$drv$f")
+	done
+	if [[ -n $out && ${#missing[@]} == 0 ]]; then
+		ok "$name"
+		diag "$(grep -m1 ibv_rc_pingpong <<< "$out")"
+		return 0
+	fi
+	not_ok "$name"
+	diag "missing: ${missing[*]}"
+	diag "$out"
+	return 1
+}
+res_has "rdma resource show qp -dd: sequence, window, rings, retries" qp \
+	ibv_rc_pingpong RTS -- next_psn max_psn unacked_psn unacked expected_psn msn \
+	sq_size sq_posted sq_inflight rq_size rq_posted retries_left rnr_retries_left timeout_ms
+res_has "rdma resource show cq -dd: size and occupancy" cq ibv_rc_pingpong -- size used overflowed armed
+res_has "rdma resource show mr -dd: type, access, pages" mr ibv_rc_pingpong -- "type user" access valid pages
+check "rdma resource show pd lists the program's PD" \
+	bash -c "rdma resource show pd | grep -E '^dev $DEV_A .*ibv_rc_pingpong'"
+
+# The receive queue the program filled (ibv_rc_pingpong keeps rx_depth 500
+# receives posted) shows up in rq_posted.
+rq=$(rdma -dd resource show qp link $DEV_A | grep -o 'drv_rq_posted [0-9]*' | head -1)
+check_ge "rq_posted shows the program's posted receives" 1 "${rq#drv_rq_posted }"
+
+for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done
+wait 2>/dev/null
+bg_pids=()
+_no_qp() { ! rdma resource show qp link $DEV_A/1 | grep -q ibv_rc_pingpong; }
+check "the QP is gone from rdma resource show after the program exits" wait_until 10 _no_qp
+
+topo_cleanup
+check_dmesg_clean "kernel log clean"
+finish
