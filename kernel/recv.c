@@ -34,6 +34,7 @@
 #include "qp.h"
 #include "responder.h"
 #include "sroce.h"
+#include "trace.h"
 #include "transmit.h"
 
 /* Why a packet was dropped; each reason has a device counter. */
@@ -50,7 +51,8 @@ enum sroce_rx_drop {
 	SROCE_RX_CNP,		/* congestion notification: not acted on */
 };
 
-static void sroce_rx_count_drop(struct sroce_dev *sdev,
+/* Count (and trace) a dropped packet; pkt holds what was parsed of it. */
+static void sroce_rx_count_drop(struct sroce_dev *sdev, struct sk_buff *skb,
 				enum sroce_rx_drop reason)
 {
 	struct sroce_stats *s = &sdev->stats;
@@ -89,6 +91,8 @@ static void sroce_rx_count_drop(struct sroce_dev *sdev,
 	}
 	atomic64_inc(counter);
 	atomic64_inc(&s->rx_dropped);
+	trace_sroce_drop(&sdev->ibdev, SROCE_PKT(skb)->qpn, SROCE_PKT(skb)->psn,
+			 sroce_stat_name(s, counter));
 }
 
 /* ---- the packet on its own ------------------------------------------------ */
@@ -254,8 +258,12 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 	struct sroce_qp *qp;
 	bool request;
 
+	/* Counted from the BTH to the ICRC, as tx_bytes (sroce.h). */
 	atomic64_inc(&sdev->stats.rx_packets);
-	atomic64_add(skb->len, &sdev->stats.rx_bytes);
+	if (skb->len > sizeof(struct udphdr))
+		atomic64_add(skb->len - sizeof(struct udphdr),
+			     &sdev->stats.rx_bytes);
+	memset(SROCE_PKT(skb), 0, sizeof(struct sroce_pkt));
 
 	reason = sroce_rx_check_packet(skb);
 	if (reason != SROCE_RX_OK)
@@ -291,6 +299,6 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 	return;
 
 drop:
-	sroce_rx_count_drop(sdev, reason);
+	sroce_rx_count_drop(sdev, skb, reason);
 	kfree_skb(skb);
 }

@@ -42,6 +42,7 @@
 #include "qp.h"
 #include "responder.h"
 #include "sroce.h"
+#include "trace.h"
 
 /* Between messages: no opcode, so only a FIRST or ONLY may follow. */
 #define SROCE_RESP_NO_OPCODE	0xff
@@ -103,6 +104,15 @@ static bool sroce_resp_is_rc(const struct sroce_qp *qp)
 	return qp->ibqp.qp_type == IB_QPT_RC;
 }
 
+/* A request dropped without an answer: count @counter and trace it. */
+static void sroce_resp_drop(struct sroce_qp *qp, const struct sroce_pkt *pkt,
+			    atomic64_t *counter)
+{
+	atomic64_inc(counter);
+	trace_sroce_drop(&qp->sdev->ibdev, qp->ibqp.qp_num, pkt->psn,
+			 sroce_stat_name(&qp->sdev->stats, counter));
+}
+
 /* ---- acknowledgments -------------------------------------------------------- */
 
 /*
@@ -139,6 +149,7 @@ static void sroce_resp_send_ack(struct sroce_qp *qp, u8 syndrome, u32 psn)
 		return;
 	sroce_aeth_set(sroce_pkt_hdr(skb, SROCE_HDR_AETH), syndrome,
 		       qp->resp.msn);
+	trace_sroce_nak_sent(&qp->ibqp, psn, syndrome);
 	sroce_pkt_send(qp, skb);
 }
 
@@ -823,6 +834,7 @@ static void sroce_resp_rnr(struct sroce_qp *qp, struct sroce_pkt *pkt)
 
 	if (!sroce_resp_is_rc(qp)) {
 		/* UC: the message is lost. */
+		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_no_recv);
 		sroce_resp_uc_abandon(resp);
 		resp->uc_drop = true;
 		return;
@@ -843,6 +855,9 @@ static void sroce_resp_fatal(struct sroce_qp *qp, struct sroce_pkt *pkt,
 {
 	struct sroce_responder *resp = &qp->resp;
 
+	if (res == SROCE_RESP_E_ACCESS || res == SROCE_RESP_E_LOC_PROT ||
+	    res == SROCE_RESP_E_INVAL_KEY)
+		atomic64_inc(&qp->sdev->stats.resp_bad_key);
 	if (sroce_resp_is_rc(qp)) {
 		atomic64_inc(&qp->sdev->stats.resp_fatal_naks);
 		sroce_resp_nak(qp, sroce_resp_errors[res].nak, pkt->psn);
@@ -879,7 +894,7 @@ static void sroce_resp_outcome(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	case SROCE_RESP_ANSWERED:
 		break;
 	case SROCE_RESP_DROP:
-		atomic64_inc(&qp->sdev->stats.resp_dropped);
+		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
 		break;
 	case SROCE_RESP_RNR:
 		sroce_resp_rnr(qp, pkt);
@@ -958,7 +973,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb)
 		}
 		return;
 	}
-	atomic64_inc(&qp->sdev->stats.resp_dropped);
+	sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
 }
 
 /* ---- UD ------------------------------------------------------------------------ */
@@ -997,7 +1012,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb)
 
 	if (be32_to_cpu(deth->qkey) != qp->attr.qkey ||
 	    pkt->paylen > resp->mtu) {
-		atomic64_inc(&qp->sdev->stats.resp_dropped);
+		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
 		return;
 	}
 	switch (sroce_resp_take_rwqe(qp)) {
@@ -1008,8 +1023,11 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb)
 			sroce_resp_complete(qp, NULL, IB_WC_LOC_QP_OP_ERR);
 		sroce_resp_stop(qp);
 		return;
+	case SROCE_RESP_RNR:
+		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_no_recv);
+		return;
 	default:
-		atomic64_inc(&qp->sdev->stats.resp_dropped);
+		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
 		return;
 	}
 	if (pkt->paylen > resp->rwqe->length ||
@@ -1024,6 +1042,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb)
 		err = sroce_pkt_copy_payload(skb, 0, pkt->paylen,
 					     sroce_resp_scatter, &s);
 	if (err) {
+		atomic64_inc(&qp->sdev->stats.resp_bad_key);
 		sroce_resp_complete(qp, NULL, IB_WC_LOC_PROT_ERR);
 		sroce_resp_stop(qp);
 		return;
@@ -1047,7 +1066,7 @@ static void sroce_resp_packet(struct sroce_qp *qp, struct sk_buff *skb)
 	s32 diff;
 
 	if (!resp->started || resp->stopped) {
-		atomic64_inc(&qp->sdev->stats.resp_dropped);
+		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
 		goto out;
 	}
 
@@ -1145,7 +1164,7 @@ void sroce_responder_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 		   !resp->dying) {
 		__skb_queue_tail(&resp->backlog, skb);
 	} else {
-		atomic64_inc(&qp->sdev->stats.resp_dropped);
+		sroce_resp_drop(qp, SROCE_PKT(skb), &qp->sdev->stats.resp_dropped);
 		kfree_skb(skb);
 	}
 	sroce_resp_unlock(qp);
