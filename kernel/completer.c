@@ -73,23 +73,28 @@ static void sroce_comp_post_cqe(struct sroce_qp *qp, struct sroce_swqe *swqe,
 }
 
 /*
- * Retire the WQE at the tail: a CQE if it was signaled (or the QP signals
- * all) or failed (errors always complete), then hand the ring slot back.
+ * Retire the WQE at the tail: hand the ring slot back, then post a CQE if it
+ * was signaled (or the QP signals all) or failed (errors always complete).
+ *
+ * The slot goes back first: an application that posts one WQE for each
+ * completion it polls, with the queue full (perftest does), must find room
+ * once it has seen the CQE.  The CQE is built from the kernel's shadow copy,
+ * which the requester only overwrites under req.lock, held here.
  */
 void sroce_comp_retire(struct sroce_qp *qp, enum ib_wc_status status)
 {
 	struct sroce_requester *req = &qp->req;
 	struct sroce_swqe *swqe = sroce_req_swqe(qp, req->tail);
 
-	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
-	    (swqe->flags & SROCE_SEND_SIGNALED))
-		sroce_comp_post_cqe(qp, swqe, status);
 	if (swqe->rd_atomic_held) {
 		swqe->rd_atomic_held = false;
 		req->rd_atomic--;
 	}
 	req->tail++;
 	sroce_ring_set_consumer(&qp->sq, req->tail);
+	if (status != IB_WC_SUCCESS || qp->sq_sig_all ||
+	    (swqe->flags & SROCE_SEND_SIGNALED))
+		sroce_comp_post_cqe(qp, swqe, status);
 }
 
 /* Acknowledgment state ---------------------------------------------------- */

@@ -94,8 +94,8 @@ static void sroce_rq_flush_locked(struct sroce_qp *qp)
 			sroce_ring_slot(&qp->rq, qp->rq_tail);
 
 		wc.wr_id = READ_ONCE(slot->wr_id);
-		sroce_cq_post(cq, &wc, false);
 		sroce_rq_consume_locked(qp);
+		sroce_cq_post(cq, &wc, false);
 	}
 }
 
@@ -187,8 +187,9 @@ void sroce_rq_complete(struct sroce_qp *qp, const struct ib_uverbs_wc *wc,
 	} else if (!qp->rq_flushing) {
 		n = sroce_ring_published(&qp->rq, qp->rq_tail);
 		if (n && n != U32_MAX) {
-			sroce_cq_post(cq, wc, solicited);
+			/* Slot first: see sroce_comp_retire(). */
 			sroce_rq_consume_locked(qp);
+			sroce_cq_post(cq, wc, solicited);
 		}
 	}
 	sroce_rq_unlock(qp);
