@@ -8,7 +8,9 @@
 #   - `rdma resource show qp/cq/mr/pd` lists the objects of a running
 #     program, with sroce's transport details under -dd;
 #   - the tracepoints fire: every QP goes RESET -> INIT -> RTR -> RTS
-#     during a ping-pong, and a clean run logs no error completion.
+#     during a ping-pong, and a clean run logs no error completion;
+#   - over a lossy link (netem) the data still arrives, and every NAK and
+#     ACK timeout the counters count is also a trace event.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -149,6 +151,49 @@ if [[ $have_trace == 1 ]]; then
 	echo 0 > $TRACING/events/sroce/enable
 else
 	skip "QP state events" "no tracepoints"
+fi
+
+# ---- the same traffic over a lossy link --------------------------------------------
+# netem drops LOSS of the packets each way: the responders NAK sequence
+# errors, the requesters go back (after a NAK or a timeout), the data still
+# arrives intact.  Every NAK a responder sends is one sroce_nak_sent event,
+# every ACK timeout one sroce_ack_timeout event.
+LOSS=3%
+if [[ $have_trace == 1 ]] && modprobe sch_netem 2>/dev/null &&
+   tc -n $NS_A qdisc add dev $VETH_A root netem loss $LOSS &&
+   tc -n $NS_B qdisc add dev $VETH_B root netem loss $LOSS; then
+	echo > $TRACING/trace
+	echo 1 > $TRACING/events/sroce/enable
+	snap A0 $DEV_A && snap B0 $DEV_B
+	t0=$EPOCHREALTIME
+	if pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n $N -s $S; then
+		ok "RC ping-pong $N x $S B with $LOSS loss each way, checked$(_slow "$t0")"
+	else
+		not_ok "RC ping-pong $N x $S B with $LOSS loss each way, checked"
+		diag "$PP_OUT"
+	fi
+	snap A1 $DEV_A && snap B1 $DEV_B
+	echo 0 > $TRACING/events/sroce/enable
+	trace=$(< $TRACING/trace)
+	tc -n $NS_A qdisc del dev $VETH_A root
+	tc -n $NS_B qdisc del dev $VETH_B root
+	retx=$(($(d A0 A1 req_retransmits) + $(d B0 B1 req_retransmits)))
+	check_ge "lost packets were retransmitted" 1 "$retx"
+	for side in A B; do
+		if [[ $side == A ]]; then dev=$DEV_A s0=A0 s1=A1; else dev=$DEV_B s0=B0 s1=B1; fi
+		naks=$(($(d $s0 $s1 resp_seq_naks) + $(d $s0 $s1 resp_rnr_naks) + $(d $s0 $s1 resp_fatal_naks)))
+		ev=$(grep -c "sroce_nak_sent: $dev " <<< "$trace")
+		check_eq "$dev: one sroce_nak_sent event per NAK counted ($naks)" "$naks" "$ev"
+		ev=$(grep -c "sroce_ack_timeout: $dev " <<< "$trace")
+		check_eq "$dev: one sroce_ack_timeout event per timeout counted" \
+			"$(d $s0 $s1 req_timeouts)" "$ev"
+		diag "$dev: retransmits $(d $s0 $s1 req_retransmits) timeouts $(d $s0 $s1 req_timeouts) seq NAKs sent $(d $s0 $s1 resp_seq_naks) rcvd $(d $s0 $s1 comp_naks_seq) duplicates $(d $s0 $s1 resp_duplicates)"
+	done
+	ev=$(grep -c "sroce_retransmit: " <<< "$trace")
+	check_ge "go-back-N traced (sroce_retransmit)" 1 "$ev"
+	diag "$(grep -m3 -E 'sroce_(retransmit|nak_sent|nak_rcvd|ack_timeout):' <<< "$trace")"
+else
+	skip "lossy link" "no tracepoints or no netem (sch_netem)"
 fi
 
 # ---- resources of a running program ------------------------------------------------
