@@ -224,7 +224,7 @@ fi
 res_has() {
 	local name=$1 obj=$2 out f missing=() drv=
 	shift 2
-	out=$(rdma -dd resource show "$obj" 2>&1 | grep -E "^(link|dev) $DEV_A[/ ]")
+	out=$(rdma -dd resource show "$obj" 2>&1 | grep -E "^(link|dev) ${DEV_A}[/ ]")
 	for f in "$@"; do
 		[[ $f == -- ]] && { drv=drv_; continue; }
 		[[ " $out " =~ [[:space:]]$drv$f[[:space:]] ]] || missing+=("$drv$f")
