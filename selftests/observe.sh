@@ -227,7 +227,7 @@ res_has() {
 	out=$(rdma -dd resource show "$obj" 2>&1 | grep -E "^(link|dev) ${DEV_A}[/ ]")
 	for f in "$@"; do
 		[[ $f == -- ]] && { drv=drv_; continue; }
-		[[ " $out " =~ [[:space:]]$drv$f[[:space:]] ]] || missing+=("$drv$f")
+		[[ " $out " =~ [[:space:]]$drv${f}[[:space:]] ]] || missing+=("$drv$f")
 	done
 	if [[ -n $out && ${#missing[@]} == 0 ]]; then
 		ok "$name"
