@@ -231,8 +231,8 @@ DEFINE_EVENT_CONDITION(sroce_nak_class, sroce_nak_rcvd,
 
 /*
  * sroce_drop: a received packet was dropped.  @qpn is the destination
- * QPN from the BTH, U32_MAX when the packet was dropped before its BTH
- * was validated; @psn likewise (0 then).  @reason is a string literal or
+ * QPN from the BTH and @psn its PSN; both are 0 when the packet was
+ * dropped before its BTH was parsed (QP 0 is never an sroce QP).  @reason is a string literal or
  * the name of the counter that counted the drop (sroce_stat_name()).
  */
 TRACE_EVENT(sroce_drop,
@@ -252,8 +252,8 @@ TRACE_EVENT(sroce_drop,
 		__entry->psn = psn;
 		strscpy(__entry->reason, reason, SROCE_TP_REASON_LEN);
 	),
-	TP_printk("%s qpn=%d psn=%#x reason=%s", __entry->dev,
-		  (int)__entry->qpn, __entry->psn, __entry->reason)
+	TP_printk("%s qpn=%u psn=%#x reason=%s", __entry->dev,
+		  __entry->qpn, __entry->psn, __entry->reason)
 );
 
 /*
