@@ -224,8 +224,9 @@ def main():
             meta[k] = v
     rs = rows(data)
     runs = meta.get('runs', '?')
+    built = f' (module built {meta["module"]})' if 'module' in meta else ''
     desc = (f'Guest kernel {meta.get("kernel", "?")}, TCG, 2 vCPUs; median of {runs} run(s); '
-            f'sroce commit {meta.get("commit", "?")}, {meta.get("date", "?")}; '
+            f'sroce commit {meta.get("commit", "?")}{built}, run {meta.get("date", "?")}; '
             f'{meta.get("host", "")}.')
     print()
     print(desc)
