@@ -33,6 +33,7 @@
 #include "requester.h"
 #include "ring.h"
 #include "sroce.h"
+#include "trace.h"
 
 /* Completions: the send CQ, in SQ order ---------------------------------- */
 
@@ -131,6 +132,8 @@ static void sroce_comp_missing(struct sroce_qp *qp)
 		sroce_req_fail(qp, qp->req.tail, IB_WC_RETRY_EXC_ERR);
 		return;
 	}
+	trace_sroce_retransmit(&qp->ibqp, comp->psn, qp->req.psn_max,
+			       "out_of_order");
 	sroce_req_lost(qp);
 	sroce_req_send_from(qp, comp->psn);
 }
@@ -230,6 +233,8 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
 		return;
 	}
 	qp->comp.retry_started = true;
+	trace_sroce_retransmit(&qp->ibqp, qp->comp.psn, qp->req.psn_max,
+			       "seq_nak");
 	sroce_req_lost(qp);
 	sroce_req_send_from(qp, qp->comp.psn);
 }
@@ -253,6 +258,7 @@ static void sroce_comp_ack_or_nak(struct sroce_qp *qp,
 	u8 syndrome = sroce_comp_syndrome(skb);
 	unsigned int value = syndrome & SROCE_AETH_VALUE_MASK;
 
+	trace_sroce_nak_rcvd(&qp->ibqp, psn, syndrome);
 	switch (syndrome & SROCE_AETH_TYPE_MASK) {
 	case SROCE_AETH_ACK:
 		sroce_comp_ack(qp, ctx, psn);

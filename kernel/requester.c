@@ -48,6 +48,7 @@
 #include "requester.h"
 #include "ring.h"
 #include "sroce.h"
+#include "trace.h"
 
 static struct workqueue_struct *sroce_req_wq;
 
@@ -885,6 +886,7 @@ void sroce_req_rnr_wait(struct sroce_qp *qp, u32 psn, unsigned int timer_code)
 	 */
 	req->retries_left = req->retry_cnt;
 
+	trace_sroce_retransmit(&qp->ibqp, psn, req->psn_max, "rnr_nak");
 	sroce_req_send_from(qp, psn);
 	req->rnr_wait = true;
 	timer_delete(&req->retrans_timer);
@@ -951,6 +953,7 @@ static bool sroce_req_probe(struct sroce_qp *qp)
 		kfree_skb(skb);
 		return false;
 	}
+	trace_sroce_retransmit(&qp->ibqp, psn, sroce_psn_next(psn), "probe");
 	atomic64_inc(&qp->sdev->stats.req_retransmits);
 	sroce_pkt_send(qp, skb);
 	return true;
@@ -984,6 +987,7 @@ static void sroce_req_handle_timeout(struct sroce_qp *qp)
 	}
 	req->probed = false;
 	atomic64_inc(&qp->sdev->stats.req_timeouts);
+	trace_sroce_ack_timeout(&qp->ibqp, qp->comp.psn, req->retries_left);
 	if (!sroce_req_use_retry(qp)) {
 		atomic64_inc(&qp->sdev->stats.req_retry_exceeded);
 		sroce_req_fail(qp, req->tail, IB_WC_RETRY_EXC_ERR);
@@ -994,6 +998,7 @@ static void sroce_req_handle_timeout(struct sroce_qp *qp)
 	 * order; they belong to this retry, not to a new loss.
 	 */
 	qp->comp.retry_started = true;
+	trace_sroce_retransmit(&qp->ibqp, qp->comp.psn, req->psn_max, "timeout");
 	sroce_req_lost(qp);
 	sroce_req_send_from(qp, qp->comp.psn);
 }
