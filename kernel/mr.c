@@ -130,8 +130,9 @@ static int sroce_mr_collect_pages(struct sroce_mr *mr)
 	return 0;
 }
 
-struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-				u64 iova, int access, struct ib_udata *udata)
+/* A user MR over [start, start + length), not yet visible to the datapath. */
+static struct sroce_mr *sroce_user_mr_create(struct ib_pd *ibpd, u64 start,
+					     u64 length, u64 iova, int access)
 {
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
 	struct sroce_mr *mr;
@@ -145,7 +146,7 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 
 	mr = sroce_mr_alloc(sdev, SROCE_MR_USER, access);
 	if (IS_ERR(mr))
-		return ERR_CAST(mr);
+		return mr;
 
 	mr->umem = ib_umem_get(ibpd->device, start, length, access);
 	if (IS_ERR(mr->umem)) {
@@ -160,43 +161,77 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
 	mr->ibmr.page_size = PAGE_SIZE;
-
-	err = sroce_mr_publish(sdev, mr);
-	if (err)
-		goto err_destroy;
-	return &mr->ibmr;
+	return mr;
 
 err_destroy:
 	sroce_mr_destroy(sdev, mr);
 	return ERR_PTR(err);
 }
 
+struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	struct sroce_dev *sdev = to_sdev(ibpd->device);
+	struct sroce_mr *mr;
+	int err;
+
+	mr = sroce_user_mr_create(ibpd, start, length, iova, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	err = sroce_mr_publish(sdev, mr);
+	if (err) {
+		sroce_mr_destroy(sdev, mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
 /*
- * Every re-registration creates a new MR (new keys, as IBA 11.2.8.5
- * allows) and the core destroys the old one once the new one is in place:
- * a packet that is copying into the old MR keeps the old pages, and no
- * field of a published MR ever changes under the datapath.
+ * Re-registration keeps the keys (IBA 11.2.8.5 allows new ones, but work
+ * requests already posted with the old lkey, receives above all, must keep
+ * working, and applications such as rdma-core's own tests rely on it).
+ *
+ * A PD or access change is made in place (the core switches ibmr.pd; the
+ * datapath reads mr->access once per check).  A translation change builds a
+ * new MR and swaps it into the key's xarray slot: from then on lookups find
+ * the new pages, while a packet still copying into the old MR keeps the old
+ * pages until the core deregisters it.  No field of a published MR's memory
+ * description ever changes under the datapath.
  */
 struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
 				  struct ib_pd *pd, struct ib_udata *udata)
 {
+	struct sroce_dev *sdev = to_sdev(ibmr->device);
 	struct sroce_mr *mr = to_smr(ibmr);
+	struct sroce_mr *new;
+	int err;
 
 	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD |
 		      IB_MR_REREG_ACCESS))
 		return ERR_PTR(-EOPNOTSUPP);
 	if (mr->type != SROCE_MR_USER)
 		return ERR_PTR(-EINVAL);
-
-	if (!(flags & IB_MR_REREG_TRANS)) {
-		start = mr->umem->address;
-		length = mr->umem->length;
-		iova = ibmr->iova;
-	}
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = mr->access;
-	return sroce_reg_user_mr(pd, start, length, iova, access, udata);
+	if (!(flags & IB_MR_REREG_PD))
+		pd = ibmr->pd;
+
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		err = sroce_mr_check_access(sdev, access);
+		if (err)
+			return ERR_PTR(err);
+		WRITE_ONCE(mr->access, access & SROCE_MR_ACCESS);
+		return NULL;
+	}
+
+	new = sroce_user_mr_create(pd, start, length, iova, access);
+	if (IS_ERR(new))
+		return ERR_CAST(new);
+	new->ibmr.lkey = ibmr->lkey;
+	new->ibmr.rkey = ibmr->rkey;
+	xa_store(&sdev->mr_xa, ibmr->lkey >> 8, new, GFP_KERNEL);
+	return &new->ibmr;
 }
 
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
@@ -204,7 +239,8 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct sroce_dev *sdev = to_sdev(ibmr->device);
 	struct sroce_mr *mr = to_smr(ibmr);
 
-	xa_erase(&sdev->mr_xa, ibmr->lkey >> 8);
+	/* Unless a re-registration already put its successor in the slot. */
+	xa_cmpxchg(&sdev->mr_xa, ibmr->lkey >> 8, mr, NULL, GFP_KERNEL);
 	/* Wait for packets that are still copying to or from the MR. */
 	sroce_mr_put(mr);
 	wait_for_completion(&mr->released);
@@ -345,7 +381,7 @@ int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 {
 	if (!READ_ONCE(mr->valid) || mr->ibmr.pd != pd)
 		return -EACCES;
-	if ((mr->access & access) != access)
+	if ((READ_ONCE(mr->access) & access) != access)
 		return -EACCES;
 	if (iova < mr->ibmr.iova || iova + len < iova ||
 	    iova + len > mr->ibmr.iova + mr->ibmr.length)
