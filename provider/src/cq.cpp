@@ -134,6 +134,35 @@ void install_poll_ops(ibv_cq_ex *cqx, uint64_t wc_flags)
 		cqx->read_dlid_path_bits = read_dlid_path_bits;
 }
 
+// Remove the completions of QP @qp_num that the application has not polled
+// yet, keeping the others in order.  Called when the QP is reset: its
+// flushed work requests must not surface after it is brought up again (the
+// behaviour of RoCE NICs that rdma-core's tests rely on).  Only slots the
+// kernel already published are touched, from the newest down, so the kernel
+// producing further CQEs meanwhile is harmless; the consumer index then
+// moves past the removed ones.
+void cq_clean(Cq *cq, uint32_t qp_num)
+{
+	RingView &r = cq->q.ring;
+
+	pthread_spin_lock(&cq->q.lock);
+	uint32_t cons = r.consumer_owned();
+	uint32_t ready = r.ready_slots();
+	uint32_t removed = 0;
+	if (ready != UINT32_MAX) {
+		for (uint32_t i = cons + ready; i-- != cons;) {
+			const auto *wc = static_cast<const ib_uverbs_wc *>(r.slot(i));
+			if (wc->qp_num == qp_num)
+				removed++;
+			else if (removed)
+				memcpy(r.slot(i + removed), wc, sizeof(*wc));
+		}
+	}
+	if (removed)
+		r.release(cons + removed);
+	pthread_spin_unlock(&cq->q.lock);
+}
+
 int poll_cq(ibv_cq *ibcq, int ne, ibv_wc *wc)
 {
 	Cq *cq = from_cq(ibcq);

@@ -167,9 +167,18 @@ ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr)
 int modify_qp(ibv_qp *qp, ibv_qp_attr *attr, int mask)
 {
 	sroce_cmd_modify_qp cmd;
+	int ret;
 
 	memset(&cmd, 0, sizeof(cmd));
-	return ibv_cmd_modify_qp(qp, attr, mask, &cmd, sizeof(cmd));
+	ret = ibv_cmd_modify_qp(qp, attr, mask, &cmd, sizeof(cmd));
+	if (ret || !(mask & IBV_QP_STATE) || attr->qp_state != IBV_QPS_RESET)
+		return ret;
+	// The kernel emptied the work queues; drop what they left in the CQs.
+	if (qp->recv_cq)
+		cq_clean(from_cq(qp->recv_cq), qp->qp_num);
+	if (qp->send_cq && qp->send_cq != qp->recv_cq)
+		cq_clean(from_cq(qp->send_cq), qp->qp_num);
+	return 0;
 }
 
 int query_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int mask,
