@@ -329,6 +329,24 @@ err_dealloc:
 }
 
 /* rdma_link_ops.newlink: `rdma link add NAME type sroce netdev NDEV`. */
+/*
+ * The core would refuse a taken name with -ENFILE ("Too many open files in
+ * system"); say what is wrong instead.  A device of another driver may still
+ * take the name before we register, and then the core's answer stands.
+ */
+static int sroce_check_name(const char *ibdev_name)
+{
+	struct ib_device *existing;
+
+	existing = ib_device_get_by_name(ibdev_name, RDMA_DRIVER_UNKNOWN);
+	if (!existing)
+		return 0;
+	pr_err("%s: an RDMA device named %s already exists\n", SROCE_DRV_NAME,
+	       ibdev_name);
+	ib_device_put(existing);
+	return -EEXIST;
+}
+
 int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 {
 	struct ib_device *existing;
@@ -346,7 +364,9 @@ int sroce_dev_add(const char *ibdev_name, struct net_device *ndev)
 		ib_device_put(existing);
 		err = -EEXIST;
 	} else {
-		err = sroce_dev_create(ibdev_name, ndev);
+		err = sroce_check_name(ibdev_name);
+		if (!err)
+			err = sroce_dev_create(ibdev_name, ndev);
 	}
 	mutex_unlock(&sroce_add_mutex);
 	return err;
