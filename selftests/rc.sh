@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# rc.sh: every RC operation and every RC error completion, with
+# build/selftests/rc_verbs (data checked byte for byte, exact statuses on
+# both sides):
+#   (c) loopback: requester and responder QPs on one device
+#   (a) pair: requester on sroce0, responder on sroce1 across the veth pair
+# Each rc_verbs run is one KTAP line here; its own KTAP (one line per test,
+# with expected/got status names on failure) is passed through as
+# diagnostics.
+
+. "$(dirname "$0")/lib.sh"
+
+RC=$TOP/build/selftests/rc_verbs
+
+if [[ $SROCE_DRIVER == sroce ]]; then
+	sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
+	lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
+	export RDMAV_DRIVERS=$lib
+fi
+[[ -x $RC && $RC -nt $ST_DIR/rc_verbs.c ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
+	skip_all "cannot build $RC (make -C selftests)"
+
+trap 'topo_cleanup; sroce_unload' EXIT
+dmesg_mark
+sroce_load || { not_ok "load the module"; finish; }
+
+# rc_suite LABEL NS ARGS...: run rc_verbs in NS; its KTAP as diagnostics
+rc_suite() {
+	local label=$1 ns=$2 out rc=0 t0=$EPOCHREALTIME
+	shift 2
+	out=$(in_ns "$ns" timeout 180 "$RC" "$@" 2>&1) || rc=$?
+	diag "$out"
+	case $rc in
+	0) ok "rc_verbs $label$(_slow "$t0")" ;;
+	4) skip "rc_verbs $label" "all tests skipped" ;;
+	*) not_ok "rc_verbs $label$(_slow "$t0") # exit $rc: $(grep -c '^not ok' <<< "$out") failed"
+	   diag "failed: $(grep '^not ok' <<< "$out" | tr '\n' ';')" ;;
+	esac
+}
+
+# (c) loopback: two QPs of one device
+if topo_loopback 2>/tmp/topo.err; then
+	ok "topology (c) loopback"
+	gi=$(gid_index $DEV_A $IP4_A)
+	if [[ -n $gi ]]; then
+		rc_suite "loopback $DEV_A (IPv4 GID $gi)" $NS_A -d $DEV_A -g "$gi"
+	else
+		not_ok "RoCE v2 GID of $IP4_A on $DEV_A"; diag "$(gid_table $DEV_A)"
+	fi
+else
+	not_ok "topology (c) loopback"
+	diag "$(< /tmp/topo.err)"
+fi
+
+# (a) two devices: requester on DEV_A, responder on DEV_B
+if topo_pair 2>/tmp/topo.err; then
+	ok "topology (a) pair"
+	ga=$(gid_index $DEV_A $IP4_A) gb=$(gid_index $DEV_B $IP4_B)
+	if [[ -n $ga && -n $gb ]]; then
+		rc_suite "$DEV_A -> $DEV_B (GIDs $ga, $gb)" $NS_A -d $DEV_A -g "$ga" -D $DEV_B -G "$gb"
+	else
+		not_ok "RoCE v2 GIDs of $IP4_A/$IP4_B"; diag "$(gid_table $DEV_A; gid_table $DEV_B)"
+	fi
+else
+	not_ok "topology (a) pair"
+	diag "$(< /tmp/topo.err)"
+fi
+topo_cleanup
+
+check_dmesg_clean "kernel log clean"
+finish

@@ -1,0 +1,1294 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rc_verbs: every RC operation and every RC error completion, checked byte
+ * for byte and status for status, between two RC QPs.
+ *
+ *   rc_verbs -d DEV -g GIDX [-D DEV2 -G GIDX2]
+ *
+ * Side A (the requester in every test) is a QP on DEV with the GID at GIDX;
+ * side B (the responder) is a QP on DEV2/GIDX2, or by default a second QP on
+ * the same device (loopback).  Each side opens its own context, PD, CQ and
+ * a 4 MiB buffer registered with every access right, so the same code runs
+ * on one device or on two.  Each test is one forked child (kselftest
+ * harness); the output is KTAP.
+ *
+ * Attributes are short on purpose: every RNR wait or retransmit timeout
+ * costs real time under QEMU TCG.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <infiniband/verbs.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kselftest_harness.h"
+
+#define BUF_SZ		(4u << 20)
+#define SRC_OFF		0u		/* local source data: [0, 2 MiB) */
+#define DST_OFF		(2u << 20)	/* remote target: [2 MiB, 4 MiB) */
+#define MIB		(1u << 20)
+#define WC_WAIT_MS	15000		/* an expected completion */
+#define QUIET_MS	200		/* "no completion" means none in this long */
+#define NEAR_WRAP_PSN	0xfffff0u	/* 16 PSNs before the 24-bit wrap */
+
+static const char *opt_dev[2] = { "sroce0", NULL };
+static int opt_gidx[2] = { 1, -1 };
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	uint8_t *buf;
+	struct ibv_mr *mr;
+	union ibv_gid gid;
+	int gidx;
+	struct ibv_device_attr dev;
+	struct ibv_port_attr port;
+	struct ibv_qp_cap cap;
+};
+
+/* How to connect the two QPs; conn_defaults() gives the normal case. */
+struct conn {
+	int access[2];		/* qp_access_flags of A and B */
+	uint8_t rnr_retry;	/* of A (the requester) */
+	uint8_t retry_cnt;
+	uint8_t timeout;	/* 4.096 us * 2^timeout */
+	uint8_t min_rnr_timer;	/* of B */
+	uint32_t psn;		/* A's sq_psn = B's rq_psn (and the reverse) */
+	uint32_t a_dest_qpn;	/* 0: B's QPN; else A points at this QPN */
+	int sq_sig_all;
+	uint32_t max_inline;
+};
+
+static struct conn conn_defaults(void)
+{
+	int all = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+
+	return (struct conn){
+		.access = { all, all },
+		.rnr_retry = 7,
+		.retry_cnt = 2,
+		.timeout = 12,		/* 16.8 ms */
+		.min_rnr_timer = 1,	/* 0.01 ms */
+		.psn = 0x1234,
+		.sq_sig_all = 1,
+	};
+}
+
+static struct ibv_device *find_device(const char *name)
+{
+	static struct ibv_device **list;
+	int i;
+
+	if (!list)
+		list = ibv_get_device_list(NULL);
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			return list[i];
+	return NULL;
+}
+
+static void pattern(uint8_t *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed + i * 131 + (i >> 8) * 7);
+}
+
+/* Offset of the first differing byte, or -1 if equal. */
+static long first_diff(const uint8_t *a, const uint8_t *b, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (a[i] != b[i])
+			return (long)i;
+	return -1;
+}
+
+static const char *qp_state_str(enum ibv_qp_state s)
+{
+	static const char *const n[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR" };
+
+	return s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* One completion from @cq within @ms: 1, or 0 on timeout, <0 on error. */
+static int poll_wc(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
+{
+	uint64_t end = now_ms() + ms;
+	int n;
+
+	for (;;) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n)
+			return n;
+		if (now_ms() > end)
+			return 0;
+		usleep(50);
+	}
+}
+
+/* Poll one completion of side S: it must be WR_ID with STATUS. */
+#define EXPECT_WC(s, wc, want_id, want_status) do { \
+	int __n = poll_wc((s)->cq, &(wc), WC_WAIT_MS); \
+	ASSERT_EQ(1, __n) TH_LOG("%s: no completion in %d ms (expected wr_id %llu %s)", \
+				 #s, WC_WAIT_MS, (unsigned long long)(want_id), \
+				 ibv_wc_status_str(want_status)); \
+	EXPECT_EQ((want_status), (wc).status) \
+		TH_LOG("%s wr_id %llu: expected status %s, got %s (vendor_err 0x%x)", #s, \
+		       (unsigned long long)(wc).wr_id, ibv_wc_status_str(want_status), \
+		       ibv_wc_status_str((wc).status), (wc).vendor_err); \
+	EXPECT_EQ((uint64_t)(want_id), (wc).wr_id) \
+		TH_LOG("%s: expected wr_id %llu, got %llu (%s)", #s, \
+		       (unsigned long long)(want_id), (unsigned long long)(wc).wr_id, \
+		       ibv_wc_status_str((wc).status)); \
+} while (0)
+
+/* Side S has no completion (waits QUIET_MS). */
+#define EXPECT_NO_WC(s) do { \
+	struct ibv_wc __wc; \
+	int __n = poll_wc((s)->cq, &__wc, QUIET_MS); \
+	EXPECT_EQ(0, __n) TH_LOG("%s: unexpected completion wr_id %llu status %s opcode %d", \
+				 #s, (unsigned long long)__wc.wr_id, \
+				 ibv_wc_status_str(__wc.status), __wc.opcode); \
+} while (0)
+
+#define EXPECT_QP_STATE(s, want) do { \
+	enum ibv_qp_state __st = qp_state(s); \
+	EXPECT_EQ((want), __st) TH_LOG("%s QP: expected state %s, got %s", #s, \
+				       qp_state_str(want), qp_state_str(__st)); \
+} while (0)
+
+/* LEN bytes at A+AOFF equal those at B+BOFF. */
+#define EXPECT_SAME_BYTES(a, aoff, b, boff, len) do { \
+	long __d = first_diff((a)->buf + (aoff), (b)->buf + (boff), (len)); \
+	EXPECT_EQ(-1, __d) TH_LOG("%zu bytes differ from offset %ld: expected 0x%02x, got 0x%02x", \
+				  (size_t)(len), __d, (a)->buf[(aoff) + (__d < 0 ? 0 : __d)], \
+				  (b)->buf[(boff) + (__d < 0 ? 0 : __d)]); \
+} while (0)
+
+static enum ibv_qp_state qp_state(struct side *s)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(s->qp, &a, IBV_QP_STATE, &ia))
+		return (enum ibv_qp_state)-1;
+	return a.qp_state;
+}
+
+/* The QP is in ERR once the error path has run: give it a moment. */
+static enum ibv_qp_state qp_state_settled(struct side *s, enum ibv_qp_state want)
+{
+	uint64_t end = now_ms() + 2000;
+	enum ibv_qp_state st;
+
+	while ((st = qp_state(s)) != want && now_ms() < end)
+		usleep(1000);
+	return st;
+}
+
+#define EXPECT_QP_STATE_SOON(s, want) do { \
+	enum ibv_qp_state __st = qp_state_settled(s, want); \
+	EXPECT_EQ((want), __st) TH_LOG("%s QP: expected state %s, got %s", #s, \
+				       qp_state_str(want), qp_state_str(__st)); \
+} while (0)
+
+FIXTURE(rc) {
+	struct side s[2];
+	struct side *a, *b;
+};
+
+static void side_open(struct __test_metadata *_metadata, struct side *s,
+		      const char *name, int gidx)
+{
+	int all = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_device *dev = find_device(name);
+
+	ASSERT_NE(NULL, dev) TH_LOG("device %s not found", name);
+	s->ctx = ibv_open_device(dev);
+	ASSERT_NE(NULL, s->ctx) TH_LOG("ibv_open_device(%s): %s", name, strerror(errno));
+	ASSERT_EQ(0, ibv_query_device(s->ctx, &s->dev));
+	ASSERT_EQ(0, ibv_query_port(s->ctx, 1, &s->port));
+	ASSERT_EQ(IBV_PORT_ACTIVE, s->port.state) TH_LOG("%s port not ACTIVE", name);
+	s->gidx = gidx;
+	ASSERT_EQ(0, ibv_query_gid(s->ctx, 1, gidx, &s->gid)) TH_LOG("%s GID %d", name, gidx);
+	s->pd = ibv_alloc_pd(s->ctx);
+	ASSERT_NE(NULL, s->pd);
+	s->cq = ibv_create_cq(s->ctx, 256, NULL, NULL, 0);
+	ASSERT_NE(NULL, s->cq) TH_LOG("ibv_create_cq: %s", strerror(errno));
+	s->buf = aligned_alloc(4096, BUF_SZ);
+	ASSERT_NE(NULL, s->buf);
+	memset(s->buf, 0, BUF_SZ);
+	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SZ, all);
+	ASSERT_NE(NULL, s->mr) TH_LOG("ibv_reg_mr 4 MiB: %s", strerror(errno));
+}
+
+FIXTURE_SETUP(rc)
+{
+	self->a = &self->s[0];
+	self->b = &self->s[1];
+	side_open(_metadata, self->a, opt_dev[0], opt_gidx[0]);
+	side_open(_metadata, self->b, opt_dev[1] ? opt_dev[1] : opt_dev[0],
+		  opt_dev[1] ? opt_gidx[1] : opt_gidx[0]);
+}
+
+FIXTURE_TEARDOWN(rc)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct side *s = &self->s[i];
+
+		if (s->qp)
+			ibv_destroy_qp(s->qp);
+		if (s->mr)
+			ibv_dereg_mr(s->mr);
+		if (s->cq)
+			ibv_destroy_cq(s->cq);
+		if (s->pd)
+			ibv_dealloc_pd(s->pd);
+		if (s->ctx)
+			ibv_close_device(s->ctx);
+		free(s->buf);
+	}
+}
+
+static void qp_create(struct __test_metadata *_metadata, struct side *s,
+		      const struct conn *c)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = s->cq,
+		.recv_cq = s->cq,
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = c->sq_sig_all,
+		.cap = {
+			.max_send_wr = 64,
+			.max_recv_wr = 64,
+			.max_send_sge = 4,
+			.max_recv_sge = 4,
+			.max_inline_data = c->max_inline,
+		},
+	};
+
+	s->qp = ibv_create_qp(s->pd, &ia);
+	ASSERT_NE(NULL, s->qp) TH_LOG("ibv_create_qp (4 SGEs, inline %u): %s",
+				      c->max_inline, strerror(errno));
+	s->cap = ia.cap;
+}
+
+static int max_rd_atomic(struct side *s)
+{
+	return s->dev.max_qp_rd_atom < 4 ? s->dev.max_qp_rd_atom : 4;
+}
+
+/* Bring S to RTS towards DQPN / DGID. */
+static int qp_connect(struct side *s, const struct conn *c, int access, uint32_t dqpn,
+		      const union ibv_gid *dgid, enum ibv_mtu mtu, uint8_t rnr_retry)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = access,
+	};
+	int err;
+
+	err = ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			    IBV_QP_ACCESS_FLAGS);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = c->psn;
+	a.max_dest_rd_atomic = max_rd_atomic(s);
+	a.min_rnr_timer = c->min_rnr_timer;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = *dgid;
+	a.ah_attr.grh.sgid_index = s->gidx;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	err = ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			    IBV_QP_MIN_RNR_TIMER);
+	if (err)
+		return err;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = c->timeout;
+	a.retry_cnt = c->retry_cnt;
+	a.rnr_retry = rnr_retry;
+	a.sq_psn = c->psn;
+	a.max_rd_atomic = max_rd_atomic(s);
+	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static void connect_pair(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self,
+			 const struct conn *c)
+{
+	struct side *a = self->a, *b = self->b;
+	enum ibv_mtu mtu = a->port.active_mtu < b->port.active_mtu ?
+			   a->port.active_mtu : b->port.active_mtu;
+	int err;
+
+	qp_create(_metadata, a, c);
+	qp_create(_metadata, b, c);
+	err = qp_connect(a, c, c->access[0], c->a_dest_qpn ? c->a_dest_qpn : b->qp->qp_num,
+			 &b->gid, mtu, c->rnr_retry);
+	ASSERT_EQ(0, err) TH_LOG("A to RTS: %s", strerror(err));
+	err = qp_connect(b, c, c->access[1], a->qp->qp_num, &a->gid, mtu, 7);
+	ASSERT_EQ(0, err) TH_LOG("B to RTS: %s", strerror(err));
+}
+
+static void connect_default(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self)
+{
+	struct conn c = conn_defaults();
+
+	connect_pair(_metadata, self, &c);
+}
+
+static int path_mtu_bytes(struct side *s)
+{
+	return 128 << s->port.active_mtu;
+}
+
+/* ---- posting --------------------------------------------------------------- */
+
+static struct ibv_sge sge(struct side *s, uint32_t off, uint32_t len)
+{
+	return (struct ibv_sge){ (uintptr_t)(s->buf + off), len, s->mr->lkey };
+}
+
+static int post_recv_sges(struct side *s, uint64_t id, struct ibv_sge *sg, int n)
+{
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = sg, .num_sge = n }, *bad;
+
+	return ibv_post_recv(s->qp, &wr, &bad);
+}
+
+static int post_recv(struct side *s, uint64_t id, uint32_t off, uint32_t len)
+{
+	struct ibv_sge sg = sge(s, off, len);
+
+	return post_recv_sges(s, id, &sg, 1);
+}
+
+/* Any non-atomic send-queue WR; REMOTE is the peer (for raddr/rkey). */
+static int post_wr(struct side *s, uint64_t id, enum ibv_wr_opcode op, struct ibv_sge *sg,
+		   int n, uint64_t raddr, uint32_t rkey, uint32_t imm_host, int flags)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = id,
+		.sg_list = sg,
+		.num_sge = n,
+		.opcode = op,
+		.send_flags = flags,
+	}, *bad;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	wr.imm_data = htobe32(imm_host);
+	return ibv_post_send(s->qp, &wr, &bad);
+}
+
+static int post_simple(struct side *s, uint64_t id, enum ibv_wr_opcode op, uint32_t off,
+		       uint32_t len, struct side *remote, uint32_t roff)
+{
+	struct ibv_sge sg = sge(s, off, len);
+
+	return post_wr(s, id, op, &sg, 1, (uintptr_t)(remote->buf + roff), remote->mr->rkey,
+		       0, IBV_SEND_SIGNALED);
+}
+
+static int post_atomic(struct side *s, uint64_t id, enum ibv_wr_opcode op, uint32_t loff,
+		       uint64_t raddr, uint32_t rkey, uint64_t compare_add, uint64_t swap)
+{
+	struct ibv_sge sg = sge(s, loff, 8);
+	struct ibv_send_wr wr = {
+		.wr_id = id,
+		.sg_list = &sg,
+		.num_sge = 1,
+		.opcode = op,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+
+	wr.wr.atomic.remote_addr = raddr;
+	wr.wr.atomic.rkey = rkey;
+	wr.wr.atomic.compare_add = compare_add;
+	wr.wr.atomic.swap = swap;
+	return ibv_post_send(s->qp, &wr, &bad);
+}
+
+/* ---- data: SEND ------------------------------------------------------------- */
+
+static const uint32_t sizes[] = {
+	1, 2, 7, 63, 64, 1000, 1023, 1024, 1025, 2048, 4095, 4096, 4097,
+	12345, 65536, 300000, MIB,
+};
+
+/* SEND of each size into an exactly sized receive; data, length, opcode. */
+TEST_F_TIMEOUT(rc, send_sizes_1B_to_1MiB, 60)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_wc wc;
+	unsigned int i;
+
+	connect_default(_metadata, self);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t len = sizes[i];
+
+		pattern(a->buf + SRC_OFF, len, i);
+		memset(b->buf + DST_OFF, 0, len + 1);
+		ASSERT_EQ(0, post_recv(b, 100 + i, DST_OFF, len));
+		ASSERT_EQ(0, post_simple(a, i, IBV_WR_SEND, SRC_OFF, len, b, 0));
+		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+		EXPECT_EQ(IBV_WC_SEND, wc.opcode);
+		EXPECT_WC(b, wc, 100 + i, IBV_WC_SUCCESS);
+		EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+		EXPECT_EQ(len, wc.byte_len) TH_LOG("size %u", len);
+		EXPECT_EQ(0, wc.wc_flags & IBV_WC_WITH_IMM);
+		EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, len);
+		EXPECT_EQ(0, b->buf[DST_OFF + len]) TH_LOG("byte after a %u B message written", len);
+		if (!_metadata->passed)
+			break;
+	}
+	EXPECT_NO_WC(a);
+	EXPECT_NO_WC(b);
+}
+
+/* A short SEND into a large receive: byte_len is the message length. */
+TEST_F(rc, send_into_larger_receive)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_wc wc;
+
+	connect_default(_metadata, self);
+	pattern(a->buf, 777, 3);
+	ASSERT_EQ(0, post_recv(b, 2, DST_OFF, 65536));
+	ASSERT_EQ(0, post_simple(a, 1, IBV_WR_SEND, 0, 777, b, 0));
+	EXPECT_WC(a, wc, 1, IBV_WC_SUCCESS);
+	EXPECT_WC(b, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_EQ(777, wc.byte_len);
+	EXPECT_SAME_BYTES(a, 0, b, DST_OFF, 777);
+	EXPECT_EQ(0, b->buf[DST_OFF + 777]);
+}
+
+TEST_F(rc, send_with_imm)
+{
+	struct side *a = self->a, *b = self->b;
+	uint32_t lens[] = { 0, 1, 5000 };
+	struct ibv_wc wc;
+	unsigned int i;
+
+	connect_default(_metadata, self);
+	for (i = 0; i < 3; i++) {
+		struct ibv_sge sg = sge(a, SRC_OFF, lens[i]);
+		uint32_t imm = 0xdead0000u + i;
+
+		pattern(a->buf, lens[i], 40 + i);
+		ASSERT_EQ(0, post_recv(b, 10 + i, DST_OFF, 8192));
+		ASSERT_EQ(0, post_wr(a, i, IBV_WR_SEND_WITH_IMM, &sg, lens[i] ? 1 : 0, 0, 0,
+				     imm, IBV_SEND_SIGNALED));
+		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+		EXPECT_EQ(IBV_WC_SEND, wc.opcode);
+		EXPECT_WC(b, wc, 10 + i, IBV_WC_SUCCESS);
+		EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+		EXPECT_EQ(lens[i], wc.byte_len);
+		EXPECT_EQ(IBV_WC_WITH_IMM, wc.wc_flags & IBV_WC_WITH_IMM);
+		EXPECT_EQ(imm, be32toh(wc.imm_data)) TH_LOG("imm 0x%x, expected 0x%x",
+							   be32toh(wc.imm_data), imm);
+		EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, lens[i]);
+	}
+}
+
+/* Gather from 3 SGEs (odd sizes and offsets), scatter into 4 of other sizes. */
+TEST_F(rc, send_multi_sge)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge ssg[3] = { sge(a, 1, 1000), sge(a, 5003, 3), sge(a, 9000, 4321) };
+	struct ibv_sge rsg[4] = { sge(b, DST_OFF + 7, 17), sge(b, DST_OFF + 100, 2000),
+				  sge(b, DST_OFF + 4000, 1), sge(b, DST_OFF + 8001, 8000) };
+	uint32_t total = 1000 + 3 + 4321, done = 0;
+	uint8_t *expect;
+	struct ibv_wc wc;
+	int i;
+
+	connect_default(_metadata, self);
+	pattern(a->buf, 16384, 9);
+	ASSERT_EQ(0, post_recv_sges(b, 20, rsg, 4));
+	ASSERT_EQ(0, post_wr(a, 21, IBV_WR_SEND, ssg, 3, 0, 0, 0, IBV_SEND_SIGNALED));
+	EXPECT_WC(a, wc, 21, IBV_WC_SUCCESS);
+	EXPECT_WC(b, wc, 20, IBV_WC_SUCCESS);
+	EXPECT_EQ(total, wc.byte_len);
+
+	/* The message is the concatenation of the send SGEs ... */
+	expect = malloc(total);
+	ASSERT_NE(NULL, expect);
+	memcpy(expect, a->buf + 1, 1000);
+	memcpy(expect + 1000, a->buf + 5003, 3);
+	memcpy(expect + 1003, a->buf + 9000, 4321);
+	/* ... laid out over the receive SGEs in order. */
+	for (i = 0; i < 4 && done < total; i++) {
+		uint32_t n = rsg[i].length < total - done ? rsg[i].length : total - done;
+		long d = first_diff(expect + done, (uint8_t *)(uintptr_t)rsg[i].addr, n);
+
+		EXPECT_EQ(-1, d) TH_LOG("receive SGE %d: differs at offset %ld", i, d);
+		done += n;
+	}
+	EXPECT_EQ(total, done);
+	/* Bytes between the receive SGEs untouched. */
+	EXPECT_EQ(0, b->buf[DST_OFF + 6]);
+	EXPECT_EQ(0, b->buf[DST_OFF + 7 + 17]);
+	EXPECT_EQ(0, b->buf[DST_OFF + 99]);
+	free(expect);
+}
+
+/* Inline SEND: the source may change right after the post returns. */
+TEST_F(rc, send_inline)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	uint8_t orig[64];
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+
+	c.max_inline = 64;
+	a->qp = ibv_create_qp(a->pd, &(struct ibv_qp_init_attr){
+		.send_cq = a->cq, .recv_cq = a->cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1, .max_inline_data = 64 } });
+	if (!a->qp)
+		SKIP(return, "no inline data support: create_qp with max_inline_data 64: %s",
+		     strerror(errno));
+	ibv_destroy_qp(a->qp);
+	a->qp = NULL;
+	connect_pair(_metadata, self, &c);
+	EXPECT_LE(64, a->cap.max_inline_data);
+
+	pattern(a->buf, 64, 77);
+	memcpy(orig, a->buf, 64);
+	ASSERT_EQ(0, post_recv(b, 31, DST_OFF, 64));
+	/* Inline data has no lkey: a zero lkey must not matter. */
+	sg = (struct ibv_sge){ (uintptr_t)a->buf, 64, 0 };
+	ASSERT_EQ(0, post_wr(a, 30, IBV_WR_SEND, &sg, 1, 0, 0, 0,
+			     IBV_SEND_SIGNALED | IBV_SEND_INLINE));
+	memset(a->buf, 0xee, 64);
+	EXPECT_WC(a, wc, 30, IBV_WC_SUCCESS);
+	EXPECT_WC(b, wc, 31, IBV_WC_SUCCESS);
+	EXPECT_EQ(64, wc.byte_len);
+	EXPECT_EQ(0, memcmp(orig, b->buf + DST_OFF, 64));
+}
+
+/* ---- data: RDMA WRITE ----------------------------------------------------- */
+
+TEST_F_TIMEOUT(rc, write_sizes_1B_to_1MiB, 60)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_wc wc;
+	unsigned int i;
+
+	connect_default(_metadata, self);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t len = sizes[i], roff = DST_OFF + (i & 7);
+
+		pattern(a->buf + SRC_OFF, len, 50 + i);
+		memset(b->buf + DST_OFF, 0, MIB + 16);
+		ASSERT_EQ(0, post_simple(a, i, IBV_WR_RDMA_WRITE, SRC_OFF, len, b, roff));
+		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+		EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
+		EXPECT_SAME_BYTES(a, SRC_OFF, b, roff, len);
+		EXPECT_EQ(0, b->buf[roff + len]) TH_LOG("byte after a %u B write", len);
+		if (roff > DST_OFF)
+			EXPECT_EQ(0, b->buf[roff - 1]) TH_LOG("byte before a %u B write", len);
+		if (!_metadata->passed)
+			break;
+	}
+	/* A WRITE consumes no receive WQE and makes no responder completion. */
+	EXPECT_NO_WC(b);
+}
+
+/* WRITE with immediate: data lands, the receive WQE (no SGE) completes. */
+TEST_F(rc, write_with_imm)
+{
+	struct side *a = self->a, *b = self->b;
+	uint32_t lens[] = { 0, 1, 5000, 300000 };
+	struct ibv_wc wc;
+	unsigned int i;
+
+	connect_default(_metadata, self);
+	for (i = 0; i < 4; i++) {
+		struct ibv_sge sg = sge(a, SRC_OFF, lens[i]);
+		uint32_t imm = 0x1234500u + i;
+
+		pattern(a->buf, lens[i], 60 + i);
+		memset(b->buf, 0x5a, 64);
+		ASSERT_EQ(0, post_recv_sges(b, 40 + i, NULL, 0));
+		ASSERT_EQ(0, post_wr(a, i, IBV_WR_RDMA_WRITE_WITH_IMM, &sg, lens[i] ? 1 : 0,
+				     (uintptr_t)(b->buf + DST_OFF), b->mr->rkey, imm,
+				     IBV_SEND_SIGNALED));
+		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+		EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
+		EXPECT_WC(b, wc, 40 + i, IBV_WC_SUCCESS);
+		EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, wc.opcode)
+			TH_LOG("responder opcode %d, expected IBV_WC_RECV_RDMA_WITH_IMM", wc.opcode);
+		EXPECT_EQ(lens[i], wc.byte_len);
+		EXPECT_EQ(IBV_WC_WITH_IMM, wc.wc_flags & IBV_WC_WITH_IMM);
+		EXPECT_EQ(imm, be32toh(wc.imm_data));
+		EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, lens[i]);
+		EXPECT_EQ(0x5a, b->buf[0]) TH_LOG("write with imm touched the receive buffer");
+	}
+}
+
+/* ---- data: RDMA READ ------------------------------------------------------ */
+
+TEST_F_TIMEOUT(rc, read_sizes, 60)
+{
+	struct side *a = self->a, *b = self->b;
+	uint32_t lens[] = { 1, 1024, 1025, 4096, 300 * 1024, MIB };
+	struct ibv_wc wc;
+	unsigned int i;
+
+	connect_default(_metadata, self);
+	if (!max_rd_atomic(a) || !max_rd_atomic(b))
+		SKIP(return, "max_qp_rd_atom is 0");
+	for (i = 0; i < 6; i++) {
+		pattern(b->buf + DST_OFF, lens[i], 70 + i);
+		memset(a->buf, 0, lens[i] + 1);
+		ASSERT_EQ(0, post_simple(a, i, IBV_WR_RDMA_READ, SRC_OFF, lens[i], b, DST_OFF));
+		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+		EXPECT_EQ(IBV_WC_RDMA_READ, wc.opcode);
+		EXPECT_SAME_BYTES(b, DST_OFF, a, SRC_OFF, lens[i]);
+		EXPECT_EQ(0, a->buf[lens[i]]) TH_LOG("byte after a %u B read", lens[i]);
+	}
+	EXPECT_GT(300 * 1024, path_mtu_bytes(a));
+	EXPECT_NO_WC(b);
+}
+
+/* READ scattered into several local SGEs; several READs outstanding. */
+TEST_F(rc, read_multi_sge_and_pipelined)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge sg[3] = { sge(a, 3, 1500), sge(a, 10000, 1), sge(a, 20001, 2500) };
+	struct ibv_wc wc;
+	int i;
+
+	connect_default(_metadata, self);
+	pattern(b->buf + DST_OFF, 65536, 81);
+	ASSERT_EQ(0, post_wr(a, 1, IBV_WR_RDMA_READ, sg, 3, (uintptr_t)(b->buf + DST_OFF),
+			     b->mr->rkey, 0, IBV_SEND_SIGNALED));
+	for (i = 0; i < 6; i++)
+		ASSERT_EQ(0, post_simple(a, 10 + i, IBV_WR_RDMA_READ, 100000 + i * 8192,
+					 3000 + i, b, DST_OFF + 100 * i));
+	EXPECT_WC(a, wc, 1, IBV_WC_SUCCESS);
+	EXPECT_EQ(0, memcmp(a->buf + 3, b->buf + DST_OFF, 1500));
+	EXPECT_EQ(a->buf[10000], b->buf[DST_OFF + 1500]);
+	EXPECT_EQ(0, memcmp(a->buf + 20001, b->buf + DST_OFF + 1501, 2500));
+	for (i = 0; i < 6; i++) {
+		EXPECT_WC(a, wc, 10 + i, IBV_WC_SUCCESS);
+		EXPECT_SAME_BYTES(b, DST_OFF + 100 * i, a, 100000 + i * 8192, 3000 + i);
+	}
+}
+
+/* ---- data: atomics -------------------------------------------------------- */
+
+#define SKIP_NO_ATOMICS(a) do { \
+	if ((a)->dev.atomic_cap == IBV_ATOMIC_NONE || !max_rd_atomic(a)) \
+		SKIP(return, "device has no atomics (atomic_cap %d)", (a)->dev.atomic_cap); \
+} while (0)
+
+TEST_F(rc, atomic_cmp_swp)
+{
+	struct side *a = self->a, *b = self->b;
+	uint64_t *remote = (uint64_t *)(b->buf + DST_OFF + 64);
+	uint64_t *got = (uint64_t *)(a->buf + 8);
+	struct ibv_wc wc;
+
+	SKIP_NO_ATOMICS(a);
+	connect_default(_metadata, self);
+	*remote = 0x1122334455667788ull;
+	/* Compare matches: swapped, original returned. */
+	*got = 0;
+	ASSERT_EQ(0, post_atomic(a, 1, IBV_WR_ATOMIC_CMP_AND_SWP, 8, (uintptr_t)remote,
+				 b->mr->rkey, 0x1122334455667788ull, 0xa5a5a5a5deadbeefull));
+	EXPECT_WC(a, wc, 1, IBV_WC_SUCCESS);
+	EXPECT_EQ(IBV_WC_COMP_SWAP, wc.opcode);
+	EXPECT_EQ(0x1122334455667788ull, *got);
+	EXPECT_EQ(0xa5a5a5a5deadbeefull, *remote);
+	/* Compare differs: memory unchanged, original returned. */
+	*got = 0;
+	ASSERT_EQ(0, post_atomic(a, 2, IBV_WR_ATOMIC_CMP_AND_SWP, 8, (uintptr_t)remote,
+				 b->mr->rkey, 0x1122334455667788ull, 1));
+	EXPECT_WC(a, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_EQ(0xa5a5a5a5deadbeefull, *got);
+	EXPECT_EQ(0xa5a5a5a5deadbeefull, *remote);
+	/* Neighbours untouched. */
+	EXPECT_EQ(0, *(remote - 1));
+	EXPECT_EQ(0, *(remote + 1));
+	EXPECT_NO_WC(b);
+}
+
+TEST_F(rc, atomic_fetch_add)
+{
+	struct side *a = self->a, *b = self->b;
+	uint64_t *remote = (uint64_t *)(b->buf + DST_OFF + 128);
+	uint64_t *got = (uint64_t *)(a->buf + 16);
+	uint64_t expect = 0xfffffffffffffff0ull;
+	struct ibv_wc wc;
+	int i;
+
+	SKIP_NO_ATOMICS(a);
+	connect_default(_metadata, self);
+	*remote = expect;
+	for (i = 0; i < 5; i++) {
+		uint64_t add = 7 + ((uint64_t)i << 40);
+
+		*got = 0;
+		ASSERT_EQ(0, post_atomic(a, i, IBV_WR_ATOMIC_FETCH_AND_ADD, 16, (uintptr_t)remote,
+					 b->mr->rkey, add, 0));
+		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+		EXPECT_EQ(IBV_WC_FETCH_ADD, wc.opcode);
+		EXPECT_EQ(expect, *got) TH_LOG("fetch_add %d returned 0x%llx, expected 0x%llx", i,
+					       (unsigned long long)*got, (unsigned long long)expect);
+		expect += add;	/* wraps through 2^64 on the way */
+		EXPECT_EQ(expect, *remote);
+	}
+	EXPECT_EQ(0, *(remote + 1));
+}
+
+/* ---- completion policy ---------------------------------------------------- */
+
+/* sq_sig_all=0: unsignaled WRITEs then a signaled SEND give one completion. */
+TEST_F(rc, unsignaled_then_signaled)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	struct ibv_wc wc;
+	int i, round;
+
+	c.sq_sig_all = 0;
+	connect_pair(_metadata, self, &c);
+	/* Several rounds: more WRs than the send queue has slots in total. */
+	for (round = 0; round < 4; round++) {
+		struct ibv_sge sg;
+
+		pattern(a->buf, 20 * 4096, round);
+		for (i = 0; i < 20; i++) {
+			sg = sge(a, i * 4096, 4096);
+			ASSERT_EQ(0, post_wr(a, 1000 + i, IBV_WR_RDMA_WRITE, &sg, 1,
+					     (uintptr_t)(b->buf + DST_OFF + i * 4096),
+					     b->mr->rkey, 0, 0));
+		}
+		ASSERT_EQ(0, post_recv(b, 50 + round, DST_OFF + MIB, 16));
+		sg = sge(a, 0, 16);
+		ASSERT_EQ(0, post_wr(a, 99 + round, IBV_WR_SEND, &sg, 1, 0, 0, 0,
+				     IBV_SEND_SIGNALED));
+		EXPECT_WC(a, wc, 99 + round, IBV_WC_SUCCESS);
+		EXPECT_EQ(IBV_WC_SEND, wc.opcode);
+		EXPECT_WC(b, wc, 50 + round, IBV_WC_SUCCESS);
+		/* The SEND completed after every WRITE before it. */
+		EXPECT_SAME_BYTES(a, 0, b, DST_OFF, 20 * 4096);
+		EXPECT_NO_WC(a);
+	}
+}
+
+/* ---- PSN wraparound ------------------------------------------------------- */
+
+/* Multi-packet SEND, WRITE, READ, atomics crossing PSN 0xffffff -> 0. */
+TEST_F(rc, psn_wraparound)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	uint32_t len = 40 * path_mtu_bytes(a);	/* 40 packets: crosses the wrap */
+	struct ibv_wc wc;
+	int i;
+
+	c.psn = NEAR_WRAP_PSN;
+	connect_pair(_metadata, self, &c);
+	for (i = 0; i < 3; i++) {
+		pattern(a->buf, len, 90 + i);
+		ASSERT_EQ(0, post_recv(b, 10 + i, DST_OFF, len));
+		ASSERT_EQ(0, post_simple(a, i, IBV_WR_SEND, 0, len, b, 0));
+		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+		EXPECT_WC(b, wc, 10 + i, IBV_WC_SUCCESS);
+		EXPECT_EQ(len, wc.byte_len);
+		EXPECT_SAME_BYTES(a, 0, b, DST_OFF, len);
+	}
+	/* Reads: response PSNs wrap on the read side too. */
+	for (i = 0; i < 3; i++) {
+		pattern(b->buf + DST_OFF, len, 95 + i);
+		ASSERT_EQ(0, post_simple(a, 20 + i, IBV_WR_RDMA_READ, 0, len, b, DST_OFF));
+		EXPECT_WC(a, wc, 20 + i, IBV_WC_SUCCESS);
+		EXPECT_SAME_BYTES(b, DST_OFF, a, 0, len);
+	}
+	pattern(a->buf, len, 99);
+	ASSERT_EQ(0, post_simple(a, 30, IBV_WR_RDMA_WRITE, 0, len, b, DST_OFF));
+	EXPECT_WC(a, wc, 30, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(a, 0, b, DST_OFF, len);
+	EXPECT_QP_STATE(a, IBV_QPS_RTS);
+	EXPECT_QP_STATE(b, IBV_QPS_RTS);
+}
+
+/* Start exactly at the last PSN: the first packet is 0xffffff, the next 0. */
+TEST_F(rc, psn_starts_at_0xffffff)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	struct ibv_wc wc;
+	int i;
+
+	c.psn = 0xffffff;
+	connect_pair(_metadata, self, &c);
+	for (i = 0; i < 4; i++) {
+		pattern(a->buf, 100, i);
+		ASSERT_EQ(0, post_recv(b, 10 + i, DST_OFF, 100));
+		ASSERT_EQ(0, post_simple(a, i, IBV_WR_SEND, 0, 100, b, 0));
+		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+		EXPECT_WC(b, wc, 10 + i, IBV_WC_SUCCESS);
+		EXPECT_SAME_BYTES(a, 0, b, DST_OFF, 100);
+	}
+}
+
+/* ---- errors: receiver not ready ------------------------------------------- */
+
+/*
+ * No receive posted and rnr_retry 1: RNR_RETRY_EXC_ERR for the SEND, the WRs
+ * behind it are flushed, and so is anything posted afterwards (send and
+ * receive).  The responder only NAKed: no completion, still RTS.
+ */
+TEST_F(rc, rnr_retry_exceeded_then_flush)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	struct ibv_wc wc;
+
+	c.rnr_retry = 1;
+	connect_pair(_metadata, self, &c);
+	ASSERT_EQ(0, post_simple(a, 1, IBV_WR_SEND, 0, 100, b, 0));
+	ASSERT_EQ(0, post_simple(a, 2, IBV_WR_SEND, 0, 100, b, 0));
+	ASSERT_EQ(0, post_simple(a, 3, IBV_WR_RDMA_WRITE, 0, 100, b, DST_OFF));
+	EXPECT_WC(a, wc, 1, IBV_WC_RNR_RETRY_EXC_ERR);
+	EXPECT_WC(a, wc, 2, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_WC(a, wc, 3, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
+	/* A send posted after the QP entered ERR: flushed. */
+	ASSERT_EQ(0, post_simple(a, 4, IBV_WR_SEND, 0, 100, b, 0));
+	EXPECT_WC(a, wc, 4, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_NO_WC(a);
+	EXPECT_NO_WC(b);
+	EXPECT_QP_STATE(b, IBV_QPS_RTS);
+}
+
+/*
+ * IBA 10.3.1 (Error state): receives posted while the QP is in ERR complete
+ * with WR_FLUSH_ERR, whether the kernel moved the QP there (here: RNR retries
+ * exhausted) or the user did (ibv_modify_qp).
+ */
+TEST_F(rc, receive_posted_in_err_after_async_error_is_flushed)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	struct ibv_wc wc;
+
+	c.rnr_retry = 1;
+	connect_pair(_metadata, self, &c);
+	ASSERT_EQ(0, post_simple(a, 1, IBV_WR_SEND, 0, 100, b, 0));
+	EXPECT_WC(a, wc, 1, IBV_WC_RNR_RETRY_EXC_ERR);
+	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
+	ASSERT_EQ(0, post_recv(a, 5, 0, 100));
+	EXPECT_WC(a, wc, 5, IBV_WC_WR_FLUSH_ERR);
+}
+
+TEST_F(rc, receive_and_send_posted_after_modify_to_err_are_flushed)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc;
+
+	connect_default(_metadata, self);
+	ASSERT_EQ(0, post_recv(b, 1, DST_OFF, 100));
+	ASSERT_EQ(0, ibv_modify_qp(b->qp, &attr, IBV_QP_STATE));
+	EXPECT_WC(b, wc, 1, IBV_WC_WR_FLUSH_ERR);
+	ASSERT_EQ(0, post_simple(b, 2, IBV_WR_SEND, 0, 100, a, 0));
+	EXPECT_WC(b, wc, 2, IBV_WC_WR_FLUSH_ERR);
+	ASSERT_EQ(0, post_recv(b, 3, DST_OFF, 100));
+	EXPECT_WC(b, wc, 3, IBV_WC_WR_FLUSH_ERR);
+}
+
+/* rnr_retry 7 retries forever: a receive posted late still gets the data. */
+TEST_F(rc, rnr_infinite_late_receive)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	struct ibv_wc wc;
+
+	c.rnr_retry = 7;
+	connect_pair(_metadata, self, &c);
+	pattern(a->buf, 3000, 5);
+	ASSERT_EQ(0, post_simple(a, 1, IBV_WR_SEND, 0, 3000, b, 0));
+	usleep(200 * 1000);	/* many RNR NAKs at min_rnr_timer 0.01 ms */
+	EXPECT_NO_WC(a);
+	ASSERT_EQ(0, post_recv(b, 2, DST_OFF, 4096));
+	EXPECT_WC(a, wc, 1, IBV_WC_SUCCESS);
+	EXPECT_WC(b, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_EQ(3000, wc.byte_len);
+	EXPECT_SAME_BYTES(a, 0, b, DST_OFF, 3000);
+	EXPECT_QP_STATE(a, IBV_QPS_RTS);
+}
+
+/* ---- errors: responder checks ---------------------------------------------- */
+
+/*
+ * SEND longer than the receive WQE: the requester gets REM_INV_REQ_ERR, the
+ * receive WQE LOC_LEN_ERR, the responder QP goes to ERR and flushes the next
+ * receive.
+ */
+TEST_F(rc, send_too_long_for_receive)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_wc wc;
+
+	connect_default(_metadata, self);
+	ASSERT_EQ(0, post_recv(b, 30, DST_OFF, 1000));
+	ASSERT_EQ(0, post_recv(b, 31, DST_OFF, 1000));
+	ASSERT_EQ(0, post_simple(a, 3, IBV_WR_SEND, 0, 2000, b, 0));
+	EXPECT_WC(a, wc, 3, IBV_WC_REM_INV_REQ_ERR);
+	EXPECT_WC(b, wc, 30, IBV_WC_LOC_LEN_ERR);
+	EXPECT_WC(b, wc, 31, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_QP_STATE_SOON(b, IBV_QPS_ERR);
+	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
+}
+
+/* A one-packet SEND one byte too long, to check the boundary. */
+TEST_F(rc, send_one_byte_too_long)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_wc wc;
+
+	connect_default(_metadata, self);
+	ASSERT_EQ(0, post_recv(b, 30, DST_OFF, 100));
+	ASSERT_EQ(0, post_simple(a, 3, IBV_WR_SEND, 0, 101, b, 0));
+	EXPECT_WC(a, wc, 3, IBV_WC_REM_INV_REQ_ERR);
+	EXPECT_WC(b, wc, 30, IBV_WC_LOC_LEN_ERR);
+}
+
+/*
+ * A fatal responder error on an operation that uses no receive WQE: the
+ * requester gets STATUS, the responder QP goes to ERR and flushes the
+ * receive WQE posted beforehand.
+ */
+static void expect_remote_fatal(struct __test_metadata *_metadata, struct side *a,
+				struct side *b, uint64_t id, enum ibv_wc_status status)
+{
+	struct ibv_wc wc;
+
+	EXPECT_WC(a, wc, id, status);
+	EXPECT_WC(b, wc, 77, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_QP_STATE_SOON(b, IBV_QPS_ERR);
+	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
+}
+
+/* IBA 9.7.5.1.2 (R_Key checks) and o9-x: a bad R_Key is a Remote Access Error. */
+TEST_F(rc, write_bad_rkey)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge sg = sge(a, 0, 2000);
+
+	connect_default(_metadata, self);
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ASSERT_EQ(0, post_wr(a, 4, IBV_WR_RDMA_WRITE, &sg, 1, (uintptr_t)(b->buf + DST_OFF),
+			     b->mr->rkey ^ 0x5500, 0, IBV_SEND_SIGNALED));
+	expect_remote_fatal(_metadata, a, b, 4, IBV_WC_REM_ACCESS_ERR);
+}
+
+TEST_F(rc, read_bad_rkey)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge sg = sge(a, 0, 100);
+
+	connect_default(_metadata, self);
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ASSERT_EQ(0, post_wr(a, 4, IBV_WR_RDMA_READ, &sg, 1, (uintptr_t)(b->buf + DST_OFF),
+			     b->mr->rkey ^ 0x5500, 0, IBV_SEND_SIGNALED));
+	expect_remote_fatal(_metadata, a, b, 4, IBV_WC_REM_ACCESS_ERR);
+}
+
+/* A WRITE that starts inside the MR and ends 1000 bytes past its end. */
+TEST_F(rc, write_past_mr_end)
+{
+	struct side *a = self->a, *b = self->b;
+
+	connect_default(_metadata, self);
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ASSERT_EQ(0, post_simple(a, 5, IBV_WR_RDMA_WRITE, 0, 2000, b, BUF_SZ - 1000));
+	expect_remote_fatal(_metadata, a, b, 5, IBV_WC_REM_ACCESS_ERR);
+}
+
+/* A READ that ends one byte past the MR end. */
+TEST_F(rc, read_past_mr_end)
+{
+	struct side *a = self->a, *b = self->b;
+
+	connect_default(_metadata, self);
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ASSERT_EQ(0, post_simple(a, 5, IBV_WR_RDMA_READ, 0, 4097, b, BUF_SZ - 4096));
+	expect_remote_fatal(_metadata, a, b, 5, IBV_WC_REM_ACCESS_ERR);
+}
+
+/* An MR of B registered with ACCESS (PD of B, inside B's buffer). */
+static struct ibv_mr *reg_limited(struct side *b, int access)
+{
+	return ibv_reg_mr(b->pd, b->buf + DST_OFF, 65536, access);
+}
+
+/* The MR lacks REMOTE_WRITE (the QP allows it): R_Key violation. */
+TEST_F(rc, write_to_mr_without_remote_write)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge sg = sge(a, 0, 100);
+	struct ibv_mr *mr;
+
+	connect_default(_metadata, self);
+	mr = reg_limited(b, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	ASSERT_NE(NULL, mr);
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ASSERT_EQ(0, post_wr(a, 6, IBV_WR_RDMA_WRITE, &sg, 1, (uintptr_t)(b->buf + DST_OFF),
+			     mr->rkey, 0, IBV_SEND_SIGNALED));
+	expect_remote_fatal(_metadata, a, b, 6, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_EQ(0, b->buf[DST_OFF]) TH_LOG("the refused write changed memory");
+	ibv_dereg_mr(mr);
+}
+
+/* The MR lacks REMOTE_READ (the QP allows it): R_Key violation. */
+TEST_F(rc, read_from_mr_without_remote_read)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge sg = sge(a, 0, 100);
+	struct ibv_mr *mr;
+
+	connect_default(_metadata, self);
+	mr = reg_limited(b, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	ASSERT_NE(NULL, mr);
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ASSERT_EQ(0, post_wr(a, 7, IBV_WR_RDMA_READ, &sg, 1, (uintptr_t)(b->buf + DST_OFF),
+			     mr->rkey, 0, IBV_SEND_SIGNALED));
+	expect_remote_fatal(_metadata, a, b, 7, IBV_WC_REM_ACCESS_ERR);
+	ibv_dereg_mr(mr);
+}
+
+/* The MR lacks REMOTE_ATOMIC (the QP allows it): R_Key violation. */
+TEST_F(rc, atomic_on_mr_without_remote_atomic)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_mr *mr;
+
+	SKIP_NO_ATOMICS(a);
+	connect_default(_metadata, self);
+	mr = reg_limited(b, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			 IBV_ACCESS_REMOTE_READ);
+	ASSERT_NE(NULL, mr);
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ASSERT_EQ(0, post_atomic(a, 8, IBV_WR_ATOMIC_FETCH_AND_ADD, 0,
+				 (uintptr_t)(b->buf + DST_OFF), mr->rkey, 1, 0));
+	expect_remote_fatal(_metadata, a, b, 8, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_EQ(0, b->buf[DST_OFF]);
+	ibv_dereg_mr(mr);
+}
+
+/*
+ * The responder QP is not enabled for the operation (qp_access_flags): an
+ * Invalid Request (IBA 9.7.5.1.1 / C9-28 "operation not supported by this
+ * QP"; rdma_rxe answers the same), not an access error.
+ */
+TEST_F(rc, write_to_qp_without_remote_write)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+
+	c.access[1] = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
+	connect_pair(_metadata, self, &c);
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ASSERT_EQ(0, post_simple(a, 9, IBV_WR_RDMA_WRITE, 0, 100, b, DST_OFF));
+	expect_remote_fatal(_metadata, a, b, 9, IBV_WC_REM_INV_REQ_ERR);
+	EXPECT_EQ(0, b->buf[DST_OFF]);
+}
+
+TEST_F(rc, read_from_qp_without_remote_read)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+
+	c.access[1] = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	connect_pair(_metadata, self, &c);
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ASSERT_EQ(0, post_simple(a, 10, IBV_WR_RDMA_READ, 0, 100, b, DST_OFF));
+	expect_remote_fatal(_metadata, a, b, 10, IBV_WC_REM_INV_REQ_ERR);
+}
+
+/* IBA 9.4.5: an atomic's address must be 8-byte aligned: Invalid Request. */
+TEST_F(rc, atomic_misaligned)
+{
+	struct side *a = self->a, *b = self->b;
+
+	SKIP_NO_ATOMICS(a);
+	connect_default(_metadata, self);
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ASSERT_EQ(0, post_atomic(a, 11, IBV_WR_ATOMIC_FETCH_AND_ADD, 0,
+				 (uintptr_t)(b->buf + DST_OFF + 4), b->mr->rkey, 1, 0));
+	expect_remote_fatal(_metadata, a, b, 11, IBV_WC_REM_INV_REQ_ERR);
+	EXPECT_EQ(0, *(uint64_t *)(b->buf + DST_OFF));
+	EXPECT_EQ(0, *(uint64_t *)(b->buf + DST_OFF + 8));
+}
+
+/* ---- errors: local protection --------------------------------------------- */
+
+/* The SEND's own SGE has a bad lkey: LOC_PROT_ERR; nothing reaches B. */
+TEST_F(rc, send_bad_lkey)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge sg = sge(a, 0, 100);
+	struct ibv_wc wc;
+
+	connect_default(_metadata, self);
+	sg.lkey ^= 0x7700;
+	ASSERT_EQ(0, post_recv(b, 20, DST_OFF, 4096));
+	ASSERT_EQ(0, post_wr(a, 12, IBV_WR_SEND, &sg, 1, 0, 0, 0, IBV_SEND_SIGNALED));
+	EXPECT_WC(a, wc, 12, IBV_WC_LOC_PROT_ERR);
+	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
+	EXPECT_NO_WC(b);
+	EXPECT_QP_STATE(b, IBV_QPS_RTS);
+}
+
+/* A local SGE that runs past the end of its MR: LOC_PROT_ERR too. */
+TEST_F(rc, write_local_sge_past_mr_end)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge sg = sge(a, BUF_SZ - 10, 20);
+	struct ibv_wc wc;
+
+	connect_default(_metadata, self);
+	ASSERT_EQ(0, post_wr(a, 13, IBV_WR_RDMA_WRITE, &sg, 1, (uintptr_t)(b->buf + DST_OFF),
+			     b->mr->rkey, 0, IBV_SEND_SIGNALED));
+	EXPECT_WC(a, wc, 13, IBV_WC_LOC_PROT_ERR);
+	EXPECT_EQ(0, b->buf[DST_OFF]);
+}
+
+/* The READ's local target SGE has a bad lkey: LOC_PROT_ERR. */
+TEST_F(rc, read_bad_lkey)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge sg = sge(a, 0, 100);
+	struct ibv_wc wc;
+
+	connect_default(_metadata, self);
+	sg.lkey ^= 0x7700;
+	ASSERT_EQ(0, post_wr(a, 14, IBV_WR_RDMA_READ, &sg, 1, (uintptr_t)(b->buf + DST_OFF),
+			     b->mr->rkey, 0, IBV_SEND_SIGNALED));
+	EXPECT_WC(a, wc, 14, IBV_WC_LOC_PROT_ERR);
+	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
+}
+
+/*
+ * The responder's receive WQE has a bad lkey: LOC_PROT_ERR on B's receive,
+ * and the requester learns of it by a Remote Operational Error NAK.
+ */
+TEST_F(rc, receive_bad_lkey)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge sg = sge(b, DST_OFF, 4096);
+	struct ibv_wc wc;
+
+	connect_default(_metadata, self);
+	sg.lkey ^= 0x7700;
+	ASSERT_EQ(0, post_recv_sges(b, 21, &sg, 1));
+	ASSERT_EQ(0, post_simple(a, 15, IBV_WR_SEND, 0, 100, b, 0));
+	EXPECT_WC(a, wc, 15, IBV_WC_REM_OP_ERR);
+	EXPECT_WC(b, wc, 21, IBV_WC_LOC_PROT_ERR);
+	EXPECT_QP_STATE_SOON(b, IBV_QPS_ERR);
+}
+
+/* ---- errors: transport retries --------------------------------------------- */
+
+/* The peer QP is destroyed: no ACK ever comes, retry_cnt 1 runs out. */
+TEST_F(rc, retry_exceeded_peer_destroyed)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	struct ibv_wc wc;
+
+	c.retry_cnt = 1;
+	c.timeout = 10;	/* 4.2 ms */
+	connect_pair(_metadata, self, &c);
+	ASSERT_EQ(0, ibv_destroy_qp(b->qp));
+	b->qp = NULL;
+	ASSERT_EQ(0, post_simple(a, 16, IBV_WR_SEND, 0, 100, b, 0));
+	ASSERT_EQ(0, post_simple(a, 17, IBV_WR_RDMA_WRITE, 0, 100, b, DST_OFF));
+	EXPECT_WC(a, wc, 16, IBV_WC_RETRY_EXC_ERR);
+	EXPECT_WC(a, wc, 17, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
+}
+
+/* A QP pointed at a QPN nobody has: RETRY_EXC_ERR for a READ as well. */
+TEST_F(rc, retry_exceeded_no_such_qpn)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	struct ibv_wc wc;
+
+	c.retry_cnt = 2;
+	c.timeout = 10;
+	c.a_dest_qpn = 0xfffff0;
+	connect_pair(_metadata, self, &c);
+	ASSERT_EQ(0, post_simple(a, 18, IBV_WR_RDMA_READ, 0, 100, b, DST_OFF));
+	EXPECT_WC(a, wc, 18, IBV_WC_RETRY_EXC_ERR);
+	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
+	/* B was never addressed. */
+	EXPECT_NO_WC(b);
+	EXPECT_QP_STATE(b, IBV_QPS_RTS);
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr, "usage: %s -d DEV -g GIDX [-D DEV2 -G GIDX2]\n"
+		"  A QP on DEV (GID index GIDX) is the requester; the responder is a\n"
+		"  second QP on DEV, or on DEV2 (GID index GIDX2) if given.\n", prog);
+}
+
+int main(int argc, char **argv)
+{
+	int opt;
+
+	while ((opt = getopt(argc, argv, "d:g:D:G:h")) != -1) {
+		switch (opt) {
+		case 'd': opt_dev[0] = optarg; break;
+		case 'g': opt_gidx[0] = atoi(optarg); break;
+		case 'D': opt_dev[1] = optarg; break;
+		case 'G': opt_gidx[1] = atoi(optarg); break;
+		default:
+			usage(argv[0]);
+			return opt == 'h' ? 0 : 2;
+		}
+	}
+	if (opt_dev[1] && opt_gidx[1] < 0)
+		opt_gidx[1] = opt_gidx[0];
+	return test_harness_run(argc, argv);
+}
