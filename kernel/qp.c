@@ -197,6 +197,12 @@ void sroce_rq_complete(struct sroce_qp *qp, const struct ib_uverbs_wc *wc,
 
 /* ---- state --------------------------------------------------------------- */
 
+static void sroce_rq_set_flags(struct sroce_qp *qp, u32 flags)
+{
+	if (sroce_ring_present(&qp->rq))
+		WRITE_ONCE(qp->rq.hdr->flags, flags);
+}
+
 void sroce_qp_error(struct sroce_qp *qp)
 {
 	unsigned long flags;
@@ -217,6 +223,15 @@ void sroce_qp_error(struct sroce_qp *qp)
 		sroce_requester_flush(qp);
 		/* The responder stops consuming before the RQ is flushed. */
 		sroce_responder_flush(qp);
+		/*
+		 * Receives the provider posts from now on ring the doorbell.
+		 * Flag store before the flush reads the producer index: pairs
+		 * with the provider's fence between its producer store and its
+		 * flag load, so every receive is flushed by one side or the
+		 * other (SROCE_RQ_FLAG_FLUSH).
+		 */
+		sroce_rq_set_flags(qp, SROCE_RQ_FLAG_FLUSH);
+		smp_mb(); /* flag store before producer load, see above */
 		sroce_rq_flush(qp);
 	}
 }
@@ -272,6 +287,7 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	}
 	qp->rq_flushing = false;
 	qp->srq_held = false;
+	sroce_rq_set_flags(qp, 0);
 	spin_unlock_bh(&qp->rq_lock);
 
 	memset(&qp->attr, 0, sizeof(qp->attr));
@@ -781,6 +797,12 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 	}
 
+	/*
+	 * The doorbell of a user QP in error also flushes receives posted
+	 * since the QP entered it (see SROCE_RQ_FLAG_FLUSH).
+	 */
+	if (qp->user && state == IB_QPS_ERR)
+		sroce_rq_flush(qp);
 	sroce_requester_kick(qp);
 	return err;
 }

@@ -65,12 +65,22 @@ struct sroce_ring_hdr {
 	__u32 consumer;
 	__u32 pad1[15];
 	/*
-	 * Completion rings only: written by the provider, read by the kernel.
-	 * Reserved for a future kernel-side poller; zero today.
+	 * Receive rings of a QP: SROCE_RQ_FLAG_* written by the kernel.
+	 * Other rings: reserved, zero.
 	 */
 	__u32 flags;
 	__u32 pad2[31];
 };
+
+/*
+ * The QP is in the error state: receives posted now must complete with
+ * IBV_WC_WR_FLUSH_ERR, and only the kernel can write that completion.  After
+ * publishing receives the provider issues a full memory barrier, reads this
+ * flag and, when set, rings the send doorbell, on which the kernel flushes
+ * the receive queue.  (The kernel sets the flag, issues a full barrier and
+ * then flushes, so a receive is either seen by that flush or sees the flag.)
+ */
+#define SROCE_RQ_FLAG_FLUSH	(1U << 0)
 
 /* Where and how big a ring is; returned by the create commands. */
 struct sroce_ring_info {

@@ -6,6 +6,7 @@
 // requester looks at the SQ.  No allocation, one spinlock per queue.
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -150,7 +151,18 @@ int post_recv(ibv_qp *ibqp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr)
 		*bad_wr = wr;
 		return EINVAL;
 	}
-	return post_recv_ring(&qp->rq, qp->max_recv_sge, wr, bad_wr);
+	int err = post_recv_ring(&qp->rq, qp->max_recv_sge, wr, bad_wr);
+	// In the error state only the kernel can complete the new receives
+	// (with WR_FLUSH_ERR): the store-load order against the kernel's
+	// "set flag, barrier, flush" needs a full fence (SROCE_RQ_FLAG_FLUSH).
+	if (qp->rq.ring.attached()) {
+		std::atomic_thread_fence(std::memory_order_seq_cst);
+		uint32_t flags = std::atomic_ref<uint32_t>(qp->rq.ring.header()->flags)
+					 .load(std::memory_order_relaxed);
+		if (flags & SROCE_RQ_FLAG_FLUSH)
+			ring_doorbell(qp);
+	}
+	return err;
 }
 
 int post_srq_recv(ibv_srq *ibsrq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr)
