@@ -128,11 +128,79 @@ dmesg_mark() {
 }
 
 # dmesg_new_problems: print kernel messages since dmesg_mark that indicate a
-# kernel bug; exit 0 if there are some
-DMESG_PROBLEM_RE='WARNING:|BUG:|Oops|general protection|Call Trace|UBSAN|KASAN|kmemleak|refcount_t|leak|hung_task|blocked for more than|unregister_netdevice: waiting|list_(add|del) corruption|double free|use-after-free|stack-protector'
+# kernel bug, each with the report that follows it (up to 150 lines: a
+# KASAN, lockdep, UBSAN or WARN report with its stacks); exit 0 if there are
+# some.
+# Lockdep, RCU, debug-objects and KASAN/UBSAN reports come from the debug
+# kernel (scripts/debug-kernel); the rest from any kernel.
+DMESG_PROBLEM_RE='WARNING:|BUG:|Oops|general protection|Call Trace|UBSAN|KASAN|kmemleak|refcount_t|leak|hung_task|blocked for more than|unregister_netdevice: waiting|list_(add|del) corruption|double free|use-after-free|stack-protector|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU|lock held when returning|ODEBUG|detected stalls?|self-detected stall|Kernel panic'
+# kmemleak's own status lines: its suspects are read from debugfs instead.
+DMESG_BENIGN_RE='kmemleak: (Kernel memory leak detector initialized|Automatic memory scanning thread|[0-9]+ new suspected memory leaks)'
 dmesg_new_problems() {
-	dmesg | awk -v m="$_dmesg_marker" -v re="$DMESG_PROBLEM_RE" \
-		'seen && $0 ~ re { print; found = 1 } index($0, m) { seen = 1 } END { exit !found }'
+	dmesg | awk -v m="$_dmesg_marker" -v re="$DMESG_PROBLEM_RE" -v ok="$DMESG_BENIGN_RE" '
+	$0 ~ ok { next }
+	seen && (ctx > 0 || $0 ~ re) && printed < 400 {
+		print; printed++; found = 1
+		if ($0 ~ re && ctx <= 0) ctx = 150
+	}
+	seen && ctx > 0 { ctx--; if ($0 ~ /---\[ end trace|====================/) ctx = 0 }
+	index($0, m) { seen = 1 }
+	END { exit !found }'
+}
+
+# ---------------------------------------------------------- debug kernel ----
+#
+# The debug kernel (scripts/debug-kernel; scripts/vm --kernel debug) has
+# KASAN, lockdep, kmemleak, UBSAN and debug objects, and runs everything 5 to
+# 15 times slower.  Tests shrink their sizes when SELFTEST_DEBUG_KERNEL=1 (set
+# here from the kernel's name unless the caller set it).
+
+if [[ -z ${SELFTEST_DEBUG_KERNEL:-} ]]; then
+	SELFTEST_DEBUG_KERNEL=0
+	[[ $(uname -r) == *-sroce-debug ]] && SELFTEST_DEBUG_KERNEL=1
+fi
+export SELFTEST_DEBUG_KERNEL
+
+# debug_kernel: true on the debug kernel
+debug_kernel() { [[ $SELFTEST_DEBUG_KERNEL == 1 ]]; }
+
+# debug_size NORMAL DEBUG: NORMAL, or DEBUG on the debug kernel
+debug_size() { if debug_kernel; then echo "$2"; else echo "$1"; fi; }
+
+KMEMLEAK=/sys/kernel/debug/kmemleak
+
+# kmemleak_on: kmemleak is built in and enabled (reading fails with EBUSY
+# once it has disabled itself)
+kmemleak_on() { [[ -r $KMEMLEAK ]] && { : < "$KMEMLEAK"; } 2>/dev/null; }
+
+# kmemleak_leaks: scan twice (an object must be unreferenced in two scans in
+# a row, its contents unchanged, and older than 5 s to be reported), print
+# the new suspects with their allocation stacks, then forget them so that
+# the next call reports only newer ones.  Exit 0 if there are some.
+kmemleak_leaks() {
+	local out
+	echo scan > "$KMEMLEAK" || return 1
+	sleep 5
+	echo scan > "$KMEMLEAK" || return 1
+	out=$(< "$KMEMLEAK")
+	echo clear > "$KMEMLEAK"
+	[[ -n $out ]] || return 1
+	printf '%s\n' "$out" | head -n 300
+}
+
+# lockdep_off_reason: print why lockdep no longer checks anything (it turns
+# itself off after its first report or when a table overflows); exit 0 if it
+# is off on a kernel that has it
+lockdep_off_reason() {
+	local l
+	[[ -r /proc/lockdep_stats ]] || return 1
+	while IFS= read -r l; do
+		if [[ $l =~ debug_locks:\ +0$ ]]; then
+			echo "lockdep is off (debug_locks 0): an earlier report or an overflow disabled it"
+			return 0
+		fi
+	done < /proc/lockdep_stats
+	return 1
 }
 
 # check_dmesg_clean NAME: the kernel logged no problems since dmesg_mark
