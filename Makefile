@@ -6,7 +6,10 @@
 #   make KVER=6.12.*+deb12-amd64   build the module for another installed kernel
 #   make KDIR=/path       build the module against a kernel build tree
 #   make check            every test: host unit tests, checkpatch, both kernels'
-#                         builds, VM selftests on 6.1 and a smoke run on 6.12
+#                         builds, VM selftests on 6.1 and a smoke run on 6.12,
+#                         and the debug lane
+#   make check-debug      only the debug lane: the KASAN/lockdep/kmemleak/UBSAN
+#                         guest kernel (scripts/debug-kernel) and its selftests
 #   make demo             boot a guest with two sroce devices and show them
 #   make install [DESTDIR=...] / make uninstall
 #
@@ -30,7 +33,7 @@ PROVIDER_DIR := /usr/lib/$(MULTIARCH)/libibverbs
 DRIVER_CONF_DIR := /etc/libibverbs.d
 MODULE_DIR := /lib/modules/$(KVER)/updates
 
-.PHONY: all module provider check unit checkpatch demo bench install uninstall clean
+.PHONY: all module provider check check-debug unit checkpatch demo bench install uninstall clean
 
 all: module provider
 
@@ -52,6 +55,9 @@ checkpatch:
 
 check:
 	scripts/check
+
+check-debug:
+	scripts/check --debug
 
 demo: all
 	scripts/demo
