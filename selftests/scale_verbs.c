@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * scale_verbs: what many objects and many QPs cost on one RDMA device
+ * (issue 12).  A measuring program for scripts/scale, not a test: it prints
+ * figures and fails only when a verb fails.
+ *
+ *   scale_verbs objects DEV COUNT
+ *	Creates COUNT CQs (256 entries) each with an RC QP (128 send and
+ *	128 receive WRs, one SGE), then destroys them; then registers COUNT
+ *	4 KiB MRs (each on its own page, allocated and touched beforehand)
+ *	and deregisters them.  Prints one line per phase:
+ *	  objects PHASE count N create_us X per_obj_us X destroy_us X
+ *	          per_destroy_us X mem_kib X slab_kib X vmalloc_kib X
+ *	          pagetables_kib X
+ *	mem_kib is the drop in MemFree while the objects exist, less the
+ *	growth of this process's anonymous memory (what libibverbs and the
+ *	provider allocate in userspace): the kernel's share.  slab_kib,
+ *	vmalloc_kib and pagetables_kib are the growth of those /proc/meminfo
+ *	lines.  All are per object.
+ *
+ *   scale_verbs traffic DEV_A GID_A DEV_B GID_B NQPS SIZE SECONDS [DEPTH]
+ *	One process, both devices: NQPS RC QP pairs connected directly
+ *	(A -> B, the GID indices name the RoCE v2 GIDs of the peers' IP
+ *	addresses).  Each QP keeps DEPTH (default 8, or 2 from 64 QPs on)
+ *	RDMA WRITEs of SIZE bytes outstanding, refilled as they complete,
+ *	for SECONDS; every completion is checked for success.  Path MTU
+ *	1024, or 4096 with SCALE_MTU=4096.
+ *	Prints:
+ *	  traffic qps N size S seconds T msgs M MBps X kmsgps X
+ *	          min_qp_ratio X max_qp_ratio X
+ *	min_qp_ratio: the slowest QP's messages over the mean per QP
+ *	(fairness: 1 is perfectly fair).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#define QP_WR		128
+#define CQ_ENTRIES	256
+#define MR_SIZE		4096
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "scale_verbs: %s: %s\n", what, strerror(err));
+	exit(1);
+}
+
+static double now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	int i;
+
+	if (!list)
+		die("ibv_get_device_list", errno);
+	for (i = 0; list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!ctx) {
+		fprintf(stderr, "scale_verbs: no device %s (or it cannot be opened)\n", name);
+		exit(1);
+	}
+	return ctx;
+}
+
+/* ---- memory accounting -------------------------------------------------- */
+
+struct mem {
+	long free_kib, slab_kib, vmalloc_kib, pagetables_kib, anon_kib;
+};
+
+static long field_kib(const char *path, const char *key)
+{
+	size_t klen = strlen(key);
+	char line[256];
+	long v = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		die(path, errno);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			v = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return v;
+}
+
+static void mem_read(struct mem *m)
+{
+	/* Let freed objects (RCU, deferred work) settle first. */
+	usleep(200000);
+	m->free_kib = field_kib("/proc/meminfo", "MemFree");
+	m->slab_kib = field_kib("/proc/meminfo", "Slab");
+	m->vmalloc_kib = field_kib("/proc/meminfo", "VmallocUsed");
+	m->pagetables_kib = field_kib("/proc/meminfo", "PageTables");
+	m->anon_kib = field_kib("/proc/self/status", "RssAnon");
+}
+
+static void report(const char *phase, int n, double t_create, double t_destroy,
+		   const struct mem *a, const struct mem *b)
+{
+	double kern = (a->free_kib - b->free_kib) - (b->anon_kib - a->anon_kib);
+
+	printf("objects %s count %d create_us %.0f per_obj_us %.1f destroy_us %.0f per_destroy_us %.1f mem_kib %.2f slab_kib %.2f vmalloc_kib %.2f pagetables_kib %.2f\n",
+	       phase, n, t_create, t_create / n, t_destroy, t_destroy / n,
+	       kern / n, (double)(b->slab_kib - a->slab_kib) / n,
+	       (double)(b->vmalloc_kib - a->vmalloc_kib) / n,
+	       (double)(b->pagetables_kib - a->pagetables_kib) / n);
+	fflush(stdout);
+}
+
+static int cmd_objects(const char *dev, int n)
+{
+	struct ibv_context *ctx = open_dev(dev);
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_cq **cqs = calloc(n, sizeof(*cqs));
+	struct ibv_qp **qps = calloc(n, sizeof(*qps));
+	struct ibv_mr **mrs = calloc(n, sizeof(*mrs));
+	struct mem m0, m1;
+	double t0, t1, t2;
+	char *bufs;
+	int i;
+
+	if (!pd || !cqs || !qps || !mrs)
+		die("setup", errno ?: ENOMEM);
+
+	mem_read(&m0);
+	t0 = now_us();
+	for (i = 0; i < n; i++) {
+		struct ibv_qp_init_attr attr = {
+			.qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = QP_WR, .max_recv_wr = QP_WR,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+
+		cqs[i] = ibv_create_cq(ctx, CQ_ENTRIES, NULL, NULL, 0);
+		if (!cqs[i]) {
+			fprintf(stderr, "scale_verbs: after %d QPs: ", i);
+			die("ibv_create_cq", errno);
+		}
+		attr.send_cq = attr.recv_cq = cqs[i];
+		qps[i] = ibv_create_qp(pd, &attr);
+		if (!qps[i]) {
+			fprintf(stderr, "scale_verbs: after %d QPs: ", i);
+			die("ibv_create_qp", errno);
+		}
+	}
+	t1 = now_us();
+	mem_read(&m1);
+	t2 = now_us();
+	for (i = 0; i < n; i++) {
+		if (ibv_destroy_qp(qps[i]))
+			die("ibv_destroy_qp", errno);
+		if (ibv_destroy_cq(cqs[i]))
+			die("ibv_destroy_cq", errno);
+	}
+	report("qp+cq", n, t1 - t0, now_us() - t2, &m0, &m1);
+
+	/* MRs: the pages exist (and are counted) before the baseline. */
+	if (posix_memalign((void **)&bufs, MR_SIZE, (size_t)n * MR_SIZE))
+		die("posix_memalign", ENOMEM);
+	memset(bufs, 1, (size_t)n * MR_SIZE);
+	mem_read(&m0);
+	t0 = now_us();
+	for (i = 0; i < n; i++) {
+		mrs[i] = ibv_reg_mr(pd, bufs + (size_t)i * MR_SIZE, MR_SIZE,
+				    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				    IBV_ACCESS_REMOTE_READ);
+		if (!mrs[i]) {
+			fprintf(stderr, "scale_verbs: after %d MRs: ", i);
+			die("ibv_reg_mr", errno);
+		}
+	}
+	t1 = now_us();
+	mem_read(&m1);
+	t2 = now_us();
+	for (i = 0; i < n; i++)
+		if (ibv_dereg_mr(mrs[i]))
+			die("ibv_dereg_mr", errno);
+	report("mr", n, t1 - t0, now_us() - t2, &m0, &m1);
+
+	free(bufs);
+	free(mrs);
+	free(qps);
+	free(cqs);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	return 0;
+}
+
+/* ---- many QPs moving data ------------------------------------------------ */
+
+struct side {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	char *buf;
+	union ibv_gid gid;
+	int gid_index;
+	uint8_t port;
+};
+
+static void side_open(struct side *s, const char *dev, int gid_index,
+		      size_t buf_size, int cqe)
+{
+	s->ctx = open_dev(dev);
+	s->port = 1;
+	s->gid_index = gid_index;
+	if (ibv_query_gid(s->ctx, s->port, gid_index, &s->gid))
+		die("ibv_query_gid", errno);
+	s->pd = ibv_alloc_pd(s->ctx);
+	if (!s->pd)
+		die("ibv_alloc_pd", errno);
+	s->cq = ibv_create_cq(s->ctx, cqe, NULL, NULL, 0);
+	if (!s->cq)
+		die("ibv_create_cq", errno);
+	if (posix_memalign((void **)&s->buf, 4096, buf_size))
+		die("posix_memalign", ENOMEM);
+	memset(s->buf, 0x5a, buf_size);
+	s->mr = ibv_reg_mr(s->pd, s->buf, buf_size, IBV_ACCESS_LOCAL_WRITE |
+			   IBV_ACCESS_REMOTE_WRITE);
+	if (!s->mr)
+		die("ibv_reg_mr", errno);
+}
+
+static struct ibv_qp *qp_create(struct side *s, int depth)
+{
+	struct ibv_qp_init_attr attr = {
+		.send_cq = s->cq, .recv_cq = s->cq, .qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = depth, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(s->pd, &attr);
+
+	if (!qp)
+		die("ibv_create_qp", errno);
+	return qp;
+}
+
+static enum ibv_mtu path_mtu = IBV_MTU_1024;
+
+static void qp_connect(struct ibv_qp *qp, struct side *self, struct side *peer,
+		       uint32_t dest_qpn)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = self->port,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		die("modify_qp INIT", errno);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = path_mtu;
+	a.dest_qp_num = dest_qpn;
+	a.rq_psn = 0;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = 12;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = peer->gid;
+	a.ah_attr.grh.sgid_index = self->gid_index;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = self->port;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		die("modify_qp RTR", errno);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.sq_psn = 0;
+	a.max_rd_atomic = 1;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			  IBV_QP_MAX_QP_RD_ATOMIC))
+		die("modify_qp RTS", errno);
+}
+
+static int cmd_traffic(char **argv, int argc)
+{
+	int nqps = atoi(argv[4]), depth;
+	size_t size = strtoul(argv[5], NULL, 0);
+	double seconds = atof(argv[6]);
+	struct side a = {}, b = {};
+	struct ibv_qp **qa, **qb;
+	uint64_t *done, total = 0, minq = UINT64_MAX, maxq = 0;
+	struct ibv_wc wc[64];
+	double t0, t_end, t;
+	const char *mtu = getenv("SCALE_MTU");
+	int i, j, n;
+
+	if (nqps < 1 || nqps > 65536 || !size || size > (1 << 20) || seconds <= 0) {
+		fprintf(stderr, "scale_verbs traffic: bad NQPS, SIZE or SECONDS\n");
+		return 2;
+	}
+	if (mtu && !strcmp(mtu, "4096"))
+		path_mtu = IBV_MTU_4096;
+	depth = argc > 7 ? atoi(argv[7]) : (nqps >= 64 ? 2 : 8);
+	if (depth < 1 || depth > QP_WR) {
+		fprintf(stderr, "scale_verbs traffic: DEPTH must be 1-%d\n", QP_WR);
+		return 2;
+	}
+	/* Each QP writes into its own slice of B's buffer, from one of A's. */
+	side_open(&a, argv[0], atoi(argv[1]), size, nqps * depth + 16);
+	side_open(&b, argv[2], atoi(argv[3]), size * nqps, 16);
+	qa = calloc(nqps, sizeof(*qa));
+	qb = calloc(nqps, sizeof(*qb));
+	done = calloc(nqps, sizeof(*done));
+	if (!qa || !qb || !done)
+		die("calloc", ENOMEM);
+	for (i = 0; i < nqps; i++) {
+		qa[i] = qp_create(&a, depth);
+		qb[i] = qp_create(&b, 1);
+	}
+	for (i = 0; i < nqps; i++) {
+		qp_connect(qa[i], &a, &b, qb[i]->qp_num);
+		qp_connect(qb[i], &b, &a, qa[i]->qp_num);
+	}
+
+	t0 = now_us();
+	t_end = t0 + seconds * 1e6;
+	for (i = 0; i < nqps; i++)
+		for (j = 0; j < depth; j++) {
+			struct ibv_sge sge = {
+				.addr = (uintptr_t)a.buf, .length = size,
+				.lkey = a.mr->lkey,
+			};
+			struct ibv_send_wr wr = {
+				.wr_id = i, .sg_list = &sge, .num_sge = 1,
+				.opcode = IBV_WR_RDMA_WRITE,
+				.send_flags = IBV_SEND_SIGNALED,
+				.wr.rdma = { .remote_addr = (uintptr_t)b.buf + size * i,
+					     .rkey = b.mr->rkey },
+			}, *bad;
+
+			if (ibv_post_send(qa[i], &wr, &bad))
+				die("ibv_post_send", errno);
+		}
+	for (;;) {
+		n = ibv_poll_cq(a.cq, 64, wc);
+		if (n < 0)
+			die("ibv_poll_cq", EIO);
+		t = n ? now_us() : 0;
+		for (j = 0; j < n; j++) {
+			uint64_t q = wc[j].wr_id;
+			struct ibv_sge sge = {
+				.addr = (uintptr_t)a.buf, .length = size,
+				.lkey = a.mr->lkey,
+			};
+			struct ibv_send_wr wr = {
+				.wr_id = q, .sg_list = &sge, .num_sge = 1,
+				.opcode = IBV_WR_RDMA_WRITE,
+				.send_flags = IBV_SEND_SIGNALED,
+				.wr.rdma = { .remote_addr = (uintptr_t)b.buf + size * q,
+					     .rkey = b.mr->rkey },
+			}, *bad;
+
+			if (wc[j].status != IBV_WC_SUCCESS) {
+				fprintf(stderr, "scale_verbs: QP %" PRIu64 ": completion %s\n",
+					q, ibv_wc_status_str(wc[j].status));
+				return 1;
+			}
+			if (q >= (uint64_t)nqps) {
+				fprintf(stderr, "scale_verbs: bad wr_id %" PRIu64 "\n", q);
+				return 1;
+			}
+			done[q]++;
+			total++;
+			if (t < t_end && ibv_post_send(qa[q], &wr, &bad))
+				die("ibv_post_send", errno);
+		}
+		if (n && t >= t_end)
+			break;
+	}
+	t = now_us() - t0;
+	for (i = 0; i < nqps; i++) {
+		minq = done[i] < minq ? done[i] : minq;
+		maxq = done[i] > maxq ? done[i] : maxq;
+	}
+	printf("traffic qps %d size %zu depth %d seconds %.2f msgs %" PRIu64 " MBps %.2f kmsgps %.3f min_qp_ratio %.2f max_qp_ratio %.2f\n",
+	       nqps, size, depth, t / 1e6, total,
+	       total * (double)size / t / 1.048576, total / t * 1e3,
+	       (double)minq * nqps / total, (double)maxq * nqps / total);
+	fflush(stdout);
+	/* Let the outstanding writes drain before the QPs go. */
+	for (i = 0; i < 50 && total; i++) {
+		usleep(20000);
+		while ((n = ibv_poll_cq(a.cq, 64, wc)) > 0)
+			;
+	}
+	for (i = 0; i < nqps; i++) {
+		ibv_destroy_qp(qa[i]);
+		ibv_destroy_qp(qb[i]);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "objects")) {
+		int n = atoi(argv[3]);
+
+		if (n < 1 || n > 1000000) {
+			fprintf(stderr, "scale_verbs objects: COUNT must be 1-1000000\n");
+			return 2;
+		}
+		return cmd_objects(argv[2], n);
+	}
+	if ((argc == 9 || argc == 10) && !strcmp(argv[1], "traffic"))
+		return cmd_traffic(argv + 2, argc - 2);
+	fprintf(stderr, "usage: scale_verbs objects DEV COUNT\n"
+			"       scale_verbs traffic DEV_A GID_A DEV_B GID_B NQPS SIZE SECONDS [DEPTH]\n");
+	return 2;
+}
