@@ -393,6 +393,23 @@ int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
  * Copy @len bytes between @buf and @mr at @iova.  The range must have been
  * validated with sroce_mr_check().
  */
+/*
+ * The pinned page of a user MR that holds @iova (already checked against
+ * the MR), and the offset of @iova in it; NULL for other MR types, whose
+ * memory is not a list of pinned pages.
+ */
+struct page *sroce_mr_user_page(struct sroce_mr *mr, u64 iova,
+				unsigned int *poff)
+{
+	u64 off;
+
+	if (mr->type != SROCE_MR_USER)
+		return NULL;
+	off = iova - mr->ibmr.iova + mr->first_offset;
+	*poff = offset_in_page(off);
+	return mr->pages[off >> PAGE_SHIFT];
+}
+
 void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 		   enum sroce_copy_dir dir)
 {

@@ -101,5 +101,7 @@ enum sroce_copy_dir {
 
 void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 		   enum sroce_copy_dir dir);
+struct page *sroce_mr_user_page(struct sroce_mr *mr, u64 iova,
+				unsigned int *poff);
 
 #endif /* SROCE_MR_H */

@@ -101,6 +101,21 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
 				u32 payload_len, u32 flags);
 
 /*
+ * Zero-copy packets: sroce_pkt_alloc_zc() is sroce_pkt_alloc() with only
+ * the headers in the linear area; the caller then attaches the payload,
+ * exactly payload_len bytes, as page fragments with sroce_pkt_add_page()
+ * (which takes a page reference of its own; -EMSGSIZE when the fragments
+ * are used up: build the packet by copying instead), and ends with
+ * sroce_pkt_finish_zc(), which adds the pad and the room for the ICRC
+ * (0, -ENOMEM or -EMSGSIZE).  On failure the caller frees the skb.
+ */
+struct sk_buff *sroce_pkt_alloc_zc(struct sroce_qp *qp, u8 opcode, u32 psn,
+				   u32 payload_len, u32 flags);
+int sroce_pkt_add_page(struct sk_buff *skb, struct page *page,
+		       unsigned int off, unsigned int len);
+int sroce_pkt_finish_zc(struct sk_buff *skb);
+
+/*
  * sroce_pkt_send() - send a packet built by sroce_pkt_alloc()
  *
  * Adds UDP and IP headers from the QP's address vector (qp->av), the

@@ -505,11 +505,98 @@ enum sroce_req_step {
 	SROCE_REQ_FETCHED,	/* a WQE started; its first packet is next */
 	SROCE_REQ_IDLE,		/* nothing to send until someone kicks */
 	SROCE_REQ_NOMEM,	/* try again a little later */
+	SROCE_REQ_BUSY,		/* the way out is full: resend that PSN soon */
 	SROCE_REQ_STOPPED,	/* at a failed WQE, or the QP failed */
 };
 
 static void sroce_req_local_error(struct sroce_qp *qp, u32 index,
 				  enum ib_wc_status status);
+
+/*
+ * Zero-copy transmit.  The payload of a SEND or WRITE packet from user
+ * MRs is not copied: the MR's pinned pages go into the skb as page
+ * fragments, each with a page reference, so a deregistration while the
+ * packet is queued is harmless (the page outlives the MR until the skb is
+ * freed).  That saves one copy of every payload byte on the sending side;
+ * the ICRC still reads them once.  Small payloads are copied: a fragment
+ * costs more than copying a few hundred bytes.  Kernel MRs (DMA, fast
+ * registration) are copied too, and so is a packet whose SGEs would need
+ * more fragments than an skb has.
+ */
+#define SROCE_REQ_ZC_MIN	512
+
+/* Attach @len message bytes at @offset of @swqe as fragments of @skb. */
+static int sroce_swqe_attach_sges(struct sroce_qp *qp, struct sroce_swqe *swqe,
+				  u64 offset, u32 len, struct sk_buff *skb,
+				  enum ib_wc_status *status)
+{
+	struct sroce_sge *sge = sroce_swqe_sges(swqe);
+	unsigned int i;
+	int err = 0;
+
+	for (i = 0; i < swqe->num_sge && len && !err; i++) {
+		struct sroce_mr *mr;
+		u64 iova;
+		u32 chunk;
+
+		if (offset >= sge[i].length) {
+			offset -= sge[i].length;
+			continue;
+		}
+		chunk = min_t(u64, len, sge[i].length - offset);
+		iova = sge[i].addr + offset;
+		mr = sroce_mr_get(qp->sdev, sge[i].lkey);
+		if (!mr) {
+			*status = IB_WC_LOC_PROT_ERR;
+			return 0;
+		}
+		if (sroce_mr_check(mr, qp->ibqp.pd, iova, chunk, 0)) {
+			sroce_mr_put(mr);
+			*status = IB_WC_LOC_PROT_ERR;
+			return 0;
+		}
+		len -= chunk;
+		while (chunk && !err) {
+			unsigned int poff, n;
+			struct page *page = sroce_mr_user_page(mr, iova, &poff);
+
+			if (!page) {
+				err = -EOPNOTSUPP;
+				break;
+			}
+			n = min_t(u32, chunk, PAGE_SIZE - poff);
+			err = sroce_pkt_add_page(skb, page, poff, n);
+			iova += n;
+			chunk -= n;
+		}
+		sroce_mr_put(mr);
+		offset = 0;
+	}
+	if (!err && len)
+		*status = IB_WC_LOC_LEN_ERR;
+	return err;
+}
+
+static struct sk_buff *sroce_req_build_zc(struct sroce_qp *qp,
+					  struct sroce_swqe *swqe, u8 opcode,
+					  u32 psn, u32 flags,
+					  const struct sroce_req_pos *pos,
+					  enum ib_wc_status *status)
+{
+	struct sk_buff *skb;
+
+	skb = sroce_pkt_alloc_zc(qp, opcode, psn, pos->paylen, flags);
+	if (!skb)
+		return NULL;
+	sroce_req_fill_hdrs(qp, skb, opcode, swqe, pos);
+	if (sroce_swqe_attach_sges(qp, swqe, pos->offset, pos->paylen, skb,
+				   status) ||
+	    (*status == IB_WC_SUCCESS && sroce_pkt_finish_zc(skb))) {
+		kfree_skb(skb);
+		return ERR_PTR(-EOPNOTSUPP);	/* copy instead */
+	}
+	return skb;
+}
 
 /* Build the packet at @psn of @swqe; NULL only without memory. */
 static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
@@ -527,6 +614,15 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	/* Only RC acknowledges. */
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		flags &= ~SROCE_PKT_ACKREQ;
+
+	if (pos.paylen >= SROCE_REQ_ZC_MIN &&
+	    !(swqe->flags & SROCE_SEND_INLINE)) {
+		skb = sroce_req_build_zc(qp, swqe, opcode, psn, flags, &pos,
+					 status);
+		if (!IS_ERR(skb))
+			return skb;
+	}
+
 	skb = sroce_pkt_alloc(qp, opcode, psn, pos.paylen, flags);
 	if (!skb)
 		return NULL;
@@ -597,6 +693,7 @@ static enum sroce_req_step sroce_req_send(struct sroce_qp *qp)
 	enum ib_wc_status status = IB_WC_SUCCESS;
 	struct sroce_av av;
 	struct sk_buff *skb;
+	int err;
 
 	/* UD: the address handle may have been destroyed since posting. */
 	if (sroce_qp_is_ud(qp) &&
@@ -615,13 +712,20 @@ static enum sroce_req_step sroce_req_send(struct sroce_qp *qp)
 	}
 
 	/*
-	 * A packet that does not make it out is a lost packet: the
-	 * retransmit timer recovers it, as it would a drop on the wire.
+	 * A full queue on the way out (the netdev's, or the backlog of the
+	 * local receiver behind a veth) is backpressure, not loss: the same
+	 * PSN is built and sent again shortly (sroce_req_pass()), instead of
+	 * waiting for the retransmit timer and a go-back-N.  Any other
+	 * failure is a lost packet that the timer recovers, as it would a
+	 * drop on the wire.
 	 */
 	if (sroce_qp_is_ud(qp))
-		sroce_pkt_send_av(qp, &av, swqe->remote_qpn, skb);
+		err = sroce_pkt_send_av(qp, &av, swqe->remote_qpn, skb);
 	else
-		sroce_pkt_send(qp, skb);
+		err = sroce_pkt_send(qp, skb);
+	if (err == -ENOBUFS)
+		return SROCE_REQ_BUSY;
+	req->busy_retries = 0;
 	sroce_req_advance(qp, swqe);
 	if (qp->ibqp.qp_type == IB_QPT_RC)
 		sroce_req_arm_retrans(req);
@@ -767,7 +871,15 @@ static void sroce_req_pass(struct sroce_qp *qp)
 	}
 	/* UC retires as it sends: a local error may be the oldest now. */
 	sroce_req_check_local_error(qp);
-	if (step == SROCE_REQ_NOMEM)
+	/*
+	 * Transmit backpressure: the queue drains as soon as bottom halves
+	 * run (when req.lock is dropped), so retry at once from the work
+	 * item, and back off to a tick only if that keeps failing.
+	 */
+	if (step == SROCE_REQ_BUSY)
+		sroce_req_defer(req, req->busy_retries++ < SROCE_REQ_BUSY_RETRIES ?
+				0 : 1);
+	else if (step == SROCE_REQ_NOMEM)
 		sroce_req_defer(req, 1);
 	else if (!budget)
 		sroce_req_defer(req, 0);

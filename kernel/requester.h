@@ -82,6 +82,12 @@ struct sroce_qp;
  */
 #define SROCE_REQ_ACKREQ_EVERY		32
 
+/*
+ * Immediate retries of a packet refused by a full transmit queue before
+ * the requester waits a tick between tries.
+ */
+#define SROCE_REQ_BUSY_RETRIES		4
+
 /* Longest message in packets: keeps one READ well inside the PSN window. */
 #define SROCE_REQ_MAX_MSG_PKTS		BIT(21)
 
@@ -168,6 +174,7 @@ struct sroce_requester {
 	u32 window;			/* PSNs that may be unacknowledged */
 	u32 acked_psn;			/* comp.psn when the window last grew */
 	u32 fail_index;			/* with local_error */
+	u32 busy_retries;		/* transmit refused since the last send */
 
 	/* Attributes, copied at RTS by sroce_requester_start(). */
 	u32 mtu;			/* path MTU in bytes */

@@ -597,6 +597,7 @@ static int sroce_resp_read_send(struct sroce_qp *qp, unsigned int budget)
 		err = sroce_resp_read_one(qp, mr);
 		if (err)
 			break;
+		resp->read_busy = 0;
 		if (resp->read_psn == res->last_psn) {
 			resp->read = NULL;
 			break;
@@ -613,6 +614,26 @@ static void sroce_resp_schedule(struct sroce_qp *qp, unsigned long delay)
 {
 	if (!qp->resp.dying)
 		mod_delayed_work(sroce_resp_wq, &qp->resp.work, delay);
+}
+
+/*
+ * Continue a READ response from the work item: at once when it only went
+ * over budget, and also at once after a full transmit queue (-ENOBUFS:
+ * the queue drains when bottom halves run, which they do before the work
+ * item), unless that keeps happening; a tick later without memory.
+ */
+static void sroce_resp_schedule_read(struct sroce_qp *qp, int err)
+{
+	struct sroce_responder *resp = &qp->resp;
+	unsigned long delay = 0;
+
+	if (err == -ENOBUFS) {
+		if (resp->read_busy++ >= SROCE_RESP_BUSY_RETRIES)
+			delay = 1;
+	} else if (err != -EAGAIN) {
+		delay = 1;
+	}
+	sroce_resp_schedule(qp, delay);
 }
 
 static void sroce_resp_stop(struct sroce_qp *qp);
@@ -633,7 +654,7 @@ static void sroce_resp_read_start(struct sroce_qp *qp,
 		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS_ERR, resp->read_psn);
 		sroce_resp_stop(qp);
 	} else if (err) {
-		sroce_resp_schedule(qp, err == -EAGAIN ? 0 : 1);
+		sroce_resp_schedule_read(qp, err);
 	}
 }
 
@@ -1113,7 +1134,7 @@ static void sroce_resp_run(struct sroce_qp *qp)
 					       resp->read_psn);
 				sroce_resp_stop(qp);
 			} else if (err) {
-				sroce_resp_schedule(qp, err == -EAGAIN ? 0 : 1);
+				sroce_resp_schedule_read(qp, err);
 				return;
 			}
 			continue;

@@ -44,6 +44,12 @@ struct sroce_rwqe;
 
 /* READ response packets sent per pass before the work item takes over. */
 #define SROCE_RESP_READ_BUDGET		64
+
+/*
+ * Immediate retries of a READ response refused by a full transmit queue
+ * before the responder waits a tick between tries.
+ */
+#define SROCE_RESP_BUSY_RETRIES		4
 /* Requests held while a long READ response is sent; more are dropped. */
 #define SROCE_RESP_BACKLOG_MAX		512
 /* Acknowledge at least every this many packets, AckReq or not. */
@@ -101,6 +107,7 @@ struct sroce_responder {
 	struct sroce_resp_res *read;	/* NULL: none */
 	u32 read_psn;			/* next response PSN */
 	u32 read_first;			/* PSN the current response began at */
+	u32 read_busy;			/* transmit refused since the last send */
 	struct sk_buff_head backlog;	/* unlocked variants, under lock */
 	struct delayed_work work;
 

@@ -122,13 +122,19 @@ static unsigned int sroce_tx_headroom(const struct net_device *ndev)
 	       sizeof(struct udphdr);
 }
 
-struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
-				u32 payload_len, u32 flags)
+/*
+ * The common part of both allocators: @linear payload bytes plus pad and
+ * ICRC in the linear area (0 for a zero-copy packet, whose payload and
+ * trailer come as page fragments).
+ */
+static struct sk_buff *sroce_pkt_alloc_common(struct sroce_qp *qp, u8 opcode,
+					      u32 psn, u32 payload_len,
+					      u32 flags, bool linear)
 {
 	struct net_device *ndev = qp->sdev->ndev;
 	unsigned int hdr_len = sroce_hdr_len(opcode);
 	unsigned int pad = -payload_len & 3;
-	unsigned int len = hdr_len + payload_len + pad + SROCE_ICRC_LEN;
+	unsigned int len = hdr_len;
 	struct sroce_bth *bth;
 	struct sroce_pkt *pkt;
 	struct sk_buff *skb;
@@ -136,6 +142,8 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
 
 	if (WARN_ON_ONCE(!hdr_len || payload_len > SROCE_MAX_PAYLOAD))
 		return NULL;
+	if (linear)
+		len += payload_len + pad + SROCE_ICRC_LEN;
 
 	skb = alloc_skb(sroce_tx_headroom(ndev) + len, GFP_ATOMIC);
 	if (!skb)
@@ -144,7 +152,8 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
 	skb->dev = ndev;
 	p = skb_put(skb, len);
 	memset(p, 0, hdr_len);
-	memset(p + hdr_len + payload_len, 0, pad + SROCE_ICRC_LEN);
+	if (linear)
+		memset(p + hdr_len + payload_len, 0, pad + SROCE_ICRC_LEN);
 
 	bth = (struct sroce_bth *)p;
 	bth->opcode = opcode;
@@ -165,6 +174,65 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
 	pkt->pad = pad;
 	pkt->flags = flags & (SROCE_PKT_ACKREQ | SROCE_PKT_SE);
 	return skb;
+}
+
+struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
+				u32 payload_len, u32 flags)
+{
+	return sroce_pkt_alloc_common(qp, opcode, psn, payload_len, flags,
+				      true);
+}
+
+/* ---- zero-copy payload ------------------------------------------------------ */
+
+struct sk_buff *sroce_pkt_alloc_zc(struct sroce_qp *qp, u8 opcode, u32 psn,
+				   u32 payload_len, u32 flags)
+{
+	return sroce_pkt_alloc_common(qp, opcode, psn, payload_len, flags,
+				      false);
+}
+
+/*
+ * One fragment is kept for the trailer.  The fragments are user pages
+ * that the application may write to while the packet is in flight (a bug
+ * of its own: the receiver then drops the packet on its ICRC and the
+ * retransmission carries the new bytes); SKBFL_SHARED_FRAG tells the
+ * stack not to trust them to stay put.
+ */
+int sroce_pkt_add_page(struct sk_buff *skb, struct page *page,
+		       unsigned int off, unsigned int len)
+{
+	unsigned int nr = skb_shinfo(skb)->nr_frags;
+
+	if (nr + 1 >= MAX_SKB_FRAGS)
+		return -EMSGSIZE;
+	get_page(page);
+	skb_add_rx_frag(skb, nr, page, off, len, len);
+	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
+	return 0;
+}
+
+/*
+ * Pad and ICRC of a zero-copy packet, in a small fragment of the per-CPU
+ * page fragment cache the network drivers use for receive buffers.
+ */
+int sroce_pkt_finish_zc(struct sk_buff *skb)
+{
+	unsigned int len = SROCE_PKT(skb)->pad + SROCE_ICRC_LEN;
+	unsigned int nr = skb_shinfo(skb)->nr_frags;
+	struct page *page;
+	u8 *trailer;
+
+	if (WARN_ON_ONCE(nr >= MAX_SKB_FRAGS))
+		return -EMSGSIZE;
+	trailer = netdev_alloc_frag(SMP_CACHE_BYTES);
+	if (!trailer)
+		return -ENOMEM;
+	memset(trailer, 0, len);
+	page = virt_to_head_page(trailer);
+	skb_add_rx_frag(skb, nr, page, trailer - (u8 *)page_address(page), len,
+			SMP_CACHE_BYTES);
+	return 0;
 }
 
 static void sroce_tx_push_udp(struct sk_buff *skb, __be16 sport)
