@@ -928,13 +928,19 @@ static void sroce_resp_outcome(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 /* ---- sequence errors and duplicates -------------------------------------- */
 
-/* Packets were lost before this one: NAK once, at the PSN we expect. */
-static void sroce_resp_seq_error(struct sroce_qp *qp)
+/*
+ * Packets were lost before this one: NAK once, at the PSN we expect.  The
+ * packets that follow in the same gap are dropped without a NAK, but
+ * still counted: a drop nobody can see is a drop nobody can debug.
+ */
+static void sroce_resp_seq_error(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_responder *resp = &qp->resp;
 
-	if (resp->seq_nak_sent)
+	if (resp->seq_nak_sent) {
+		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
 		return;
+	}
 	resp->seq_nak_sent = true;
 	atomic64_inc(&qp->sdev->stats.resp_seq_naks);
 	sroce_resp_nak(qp, SROCE_NAK_PSN_SEQ_ERR, resp->epsn);
@@ -1098,7 +1104,7 @@ static void sroce_resp_packet(struct sroce_qp *qp, struct sk_buff *skb)
 	if (sroce_resp_is_rc(qp)) {
 		diff = sroce_psn_diff(resp->epsn, pkt->psn);
 		if (diff > 0) {
-			sroce_resp_seq_error(qp);
+			sroce_resp_seq_error(qp, pkt);
 			goto out;
 		}
 		if (diff < 0) {
