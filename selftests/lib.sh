@@ -11,6 +11,7 @@
 #   traffic:     gid_index, pingpong
 #   sysfs:       ibdev_attr, port_attr, gid_table, mac_to_guid
 #   kernel log:  dmesg_mark, dmesg_new_problems
+#   two guests:  pair_post, pair_wait (scripts/vm-pair)
 #
 # Under TCG every process start costs 50-80 ms: helpers read sysfs with bash
 # builtins ($(<file)) and avoid loops of small programs.
@@ -471,4 +472,182 @@ topo_cleanup() {
 	ip netns del $NS_A 2>/dev/null
 	ip netns del $NS_B 2>/dev/null
 	return 0
+}
+
+# ------------------------------------------------------------ two guests ----
+#
+# In the two guests of scripts/vm-pair (SROCE_PAIR_SIDE is a or b), the
+# sides talk through files in SROCE_PAIR_DIR, a directory of the host that
+# both mount: "SIDE.NAME" is message NAME from SIDE.  scripts/vm-pair writes
+# "SIDE.exit" when a guest has ended, so the other stops waiting for it.
+
+PAIR_SIDE=${SROCE_PAIR_SIDE:-}
+case $PAIR_SIDE in a) PAIR_PEER=b ;; b) PAIR_PEER=a ;; *) PAIR_PEER= ;; esac
+
+# pair_post NAME [TEXT]: publish message NAME (atomically: write, then rename)
+pair_post() {
+	local f=$SROCE_PAIR_DIR/$PAIR_SIDE.$1
+	printf '%s\n' "${2:-}" > "$f.tmp" && mv -f "$f.tmp" "$f"
+}
+
+# pair_wait NAME SECS: wait for the peer's message NAME and print it.
+# Exit 1 after SECS seconds, 2 at once if the peer's guest has ended.
+pair_wait() {
+	local f=$SROCE_PAIR_DIR/$PAIR_PEER.$1 deadline=$((SECONDS + $2))
+	until [[ -e $f ]]; do
+		[[ -e $SROCE_PAIR_DIR/$PAIR_PEER.exit ]] && return 2
+		[[ $SECONDS -ge $deadline ]] && return 1
+		sleep 0.1
+	done
+	echo "$(< "$f")"
+}
+
+# pair_setup: this guest's device on the link: SROCE_DRIVER_A/SROCE_DRIVER_B
+# (sroce or rxe, default sroce) for this side, named sroce0 or rxe0, on
+# SROCE_PAIR_NETDEV in the only namespace; then both sides exchange a
+# "hello" (driver, kernel, GID index).  Sets PAIR_DRIVER, PAIR_PEER_DRIVER,
+# PAIR_DEV, PAIR_GID, PAIR_HELLO (the peer's), PAIR_ERR (why this side
+# failed, empty if it did not).  Returns 0 if both sides are ready, 1 if
+# this side failed, 2 if the peer failed or did not answer.  Exports
+# RDMAV_DRIVERS for sroce.  pair_cleanup undoes it.
+pair_setup() {
+	local v=SROCE_DRIVER_${PAIR_SIDE^^} err lib
+	PAIR_DRIVER=${!v:-sroce}
+	v=SROCE_DRIVER_${PAIR_PEER^^}
+	PAIR_PEER_DRIVER=${!v:-sroce}
+	PAIR_ERR= PAIR_GID= PAIR_HELLO=
+	SROCE_DRIVER=$PAIR_DRIVER
+	case $PAIR_DRIVER in
+	sroce) PAIR_DEV=sroce0 ;;
+	rxe) PAIR_DEV=rxe0 ;;
+	*) PAIR_DEV=; PAIR_ERR="SROCE_DRIVER_${PAIR_SIDE^^}='$PAIR_DRIVER': want sroce or rxe" ;;
+	esac
+	if [[ -z $PAIR_ERR && $PAIR_DRIVER == sroce ]]; then
+		sroce_ko > /dev/null || PAIR_ERR="no sroce.ko for $(uname -r) under build/kmod (make module)"
+		lib=$(provider_lib) || PAIR_ERR="no provider under build/provider (make provider)"
+		export RDMAV_DRIVERS=$lib
+	fi
+	[[ -z $PAIR_ERR ]] && ! command -v ib_send_bw > /dev/null && PAIR_ERR="perftest is not installed"
+	if [[ -z $PAIR_ERR ]]; then
+		if ! sroce_load; then
+			PAIR_ERR="cannot load $PAIR_DRIVER"
+		elif ! err=$(rdma link add $PAIR_DEV type "$PAIR_DRIVER" netdev "$SROCE_PAIR_NETDEV" 2>&1); then
+			PAIR_ERR="rdma link add $PAIR_DEV type $PAIR_DRIVER netdev $SROCE_PAIR_NETDEV: $err"
+		elif ! err=$(_topo_wait_active $PAIR_DEV 2>&1); then
+			PAIR_ERR=$err
+		else
+			PAIR_GID=$(gid_index $PAIR_DEV "$SROCE_PAIR_IP")
+			[[ -z $PAIR_GID ]] && PAIR_ERR="no RoCE v2 GID for $SROCE_PAIR_IP on $PAIR_DEV"
+		fi
+	fi
+	pair_post hello "${PAIR_ERR:+FAIL }$PAIR_DRIVER $(uname -r) ${PAIR_ERR:-gid $PAIR_GID}"
+	PAIR_HELLO=$(pair_wait hello 300)
+	case $? in
+	1) PAIR_HELLO="FAIL no hello from guest $PAIR_PEER within 300 s" ;;
+	2) PAIR_HELLO="FAIL guest $PAIR_PEER ended before saying hello" ;;
+	esac
+	[[ -n $PAIR_ERR ]] && return 1
+	[[ $PAIR_HELLO == FAIL* ]] && return 2
+	return 0
+}
+
+pair_cleanup() {
+	[[ -n ${PAIR_DEV:-} ]] && rdma link delete "$PAIR_DEV" 2>/dev/null
+	sroce_unload
+	rmmod rdma_rxe 2>/dev/null
+	return 0
+}
+
+PAIR_STEP=0
+PAIR_GONE=0
+
+# _pair_tcp_listening PORT PID: something listens on TCP PORT, or PID ended
+_pair_tcp_listening() { [[ -n $(ss -Hltn "sport = :$1" 2>/dev/null) ]] || ! kill -0 "$2" 2>/dev/null; }
+# _pair_cm_listening PORT PID: an rdma_cm ID listens on PORT, or PID ended
+_pair_cm_listening() {
+	rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1\( \|$\)" || ! kill -0 "$2" 2>/dev/null
+}
+
+# pair_run KIND SRV_SIDE TIMEOUT PROG ARGS...: PROG's server in guest
+# SRV_SIDE (a or b), its client in the other, on the devices of pair_setup.
+# Both guests call it with the same arguments, in the same order.  KIND:
+#   pp     libibverbs examples (ibv_rc_pingpong, ...): -d DEV -g GID -p PORT;
+#          the client must also print its "bytes in" line
+#   pt     perftest: -d DEV -x GID -F -p PORT
+#   ptcm   perftest over rdma_cm: -d DEV -F -R -p PORT
+#   rping  rping -s/-c -a ADDR -p PORT
+# The server listens before the client starts (a "N.ready" message); then
+# each side posts its exit status, output tail and device counters
+# ("N.rc") and reads the peer's.  Sets PAIR_ROLE (server or client),
+# PAIR_CMD, PAIR_RC, PAIR_OUT (this side's output), PAIR_PEER_RC,
+# PAIR_PEER_MSG (the peer's output tail and counters).  Returns 0 if both
+# sides exited 0.  Once the peer's guest has ended (PAIR_GONE=1), fails at
+# once.
+pair_run() {
+	local kind=$1 srv=$2 tmo=$3 prog=$4 port pid msg out
+	shift 4
+	PAIR_STEP=$((PAIR_STEP + 1))
+	port=$((18000 + PAIR_STEP))
+	PAIR_ROLE=client PAIR_RC=0 PAIR_OUT= PAIR_PEER_RC= PAIR_PEER_MSG=
+	[[ $PAIR_SIDE == "$srv" ]] && PAIR_ROLE=server
+	case $kind in
+	pp) PAIR_CMD=("$prog" -d "$PAIR_DEV" -g "$PAIR_GID" -p $port "$@") ;;
+	pt) PAIR_CMD=("$prog" -d "$PAIR_DEV" -x "$PAIR_GID" -F -p $port "$@") ;;
+	ptcm) PAIR_CMD=("$prog" -d "$PAIR_DEV" -F -R -p $port "$@") ;;
+	rping) PAIR_CMD=(rping -p $port "$@") ;;
+	*) echo "pair_run: unknown kind '$kind'" >&2; return 2 ;;
+	esac
+	if [[ $PAIR_GONE == 1 ]]; then
+		PAIR_RC=not-run PAIR_PEER_RC=gone PAIR_PEER_MSG="guest $PAIR_PEER has ended"
+		return 1
+	fi
+	if [[ $PAIR_ROLE == server ]]; then
+		[[ $kind == rping ]] && PAIR_CMD+=(-s -a "$SROCE_PAIR_IP")
+		timeout "$tmo" "${PAIR_CMD[@]}" > /tmp/pair.out 2>&1 &
+		pid=$!
+		if [[ $kind == rping || $kind == ptcm ]]; then
+			wait_until 20 _pair_cm_listening $port $pid
+		else
+			wait_until 20 _pair_tcp_listening $port $pid
+		fi
+		pair_post $PAIR_STEP.ready
+		wait $pid || PAIR_RC=$?
+	else
+		if [[ $kind == rping ]]; then PAIR_CMD+=(-c -a "$SROCE_PAIR_PEER_IP"); else PAIR_CMD+=("$SROCE_PAIR_PEER_IP"); fi
+		if pair_wait $PAIR_STEP.ready 60 > /dev/null; then
+			timeout "$tmo" "${PAIR_CMD[@]}" > /tmp/pair.out 2>&1 || PAIR_RC=$?
+			# the libibverbs examples exit 0 after some failed exchanges
+			[[ $PAIR_RC == 0 && $kind == pp ]] && ! grep -q 'bytes in' /tmp/pair.out &&
+				PAIR_RC=no-result
+		else
+			PAIR_RC=no-server
+			echo "guest $PAIR_PEER did not start its server" > /tmp/pair.out
+		fi
+	fi
+	PAIR_OUT=$(< /tmp/pair.out)
+	out=$(grep -v '^ [A-Z]' /tmp/pair.out | tail -n 12)
+	# the device's counters so far: retransmits, timeouts, drops
+	out+=$'\n'"$PAIR_DRIVER counters: $(rdma statistic show link "$PAIR_DEV/1" 2>&1)"
+	pair_post $PAIR_STEP.rc "$PAIR_RC
+$out"
+	msg=$(pair_wait $PAIR_STEP.rc $((tmo + 60)))
+	case $? in
+	0) PAIR_PEER_RC=${msg%%$'\n'*} PAIR_PEER_MSG=${msg#*$'\n'} ;;
+	1) PAIR_PEER_RC=timeout PAIR_PEER_MSG="guest $PAIR_PEER did not report within $((tmo + 60)) s" ;;
+	*) PAIR_PEER_RC=gone PAIR_PEER_MSG="guest $PAIR_PEER has ended"; PAIR_GONE=1 ;;
+	esac
+	[[ $PAIR_RC == 0 && $PAIR_PEER_RC == 0 ]]
+}
+
+# pair_set_mtu MTU ROCE_MTU: eth0 MTU on this side; wait (10 s at most)
+# until the device's active MTU is ROCE_MTU; exchange it with the peer.
+# Prints "MINE PEERS" (what both devices report).
+pair_set_mtu() {
+	local m msg
+	ip link set "$SROCE_PAIR_NETDEV" mtu "$1"
+	wait_until 10 eval '[[ $(port_mtu $PAIR_DEV) == '"$2"' ]]'
+	m=$(port_mtu "$PAIR_DEV")
+	pair_post mtu$1 "$m"
+	msg=$(pair_wait mtu$1 60) || { PAIR_GONE=1; msg=none; }
+	echo "$m $msg"
 }
