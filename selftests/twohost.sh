@@ -12,7 +12,7 @@
 #                                    each guest, on eth0, in its only
 #                                    namespace (sroce0 or rxe0)
 #   SELFTEST_TWOHOST=quick|default|long   which steps: quick (what make
-#                                    check runs: each operation once per
+#                                    check lane runs: each operation once per
 #                                    MTU, directions alternating), default
 #                                    (every program at both MTUs; the
 #                                    latencies at RoCE MTU 1024 only), long
