@@ -1245,6 +1245,7 @@ static void sroce_req_reset_state(struct sroce_qp *qp)
 	req->psn = 0;
 	req->psn_max = 0;
 	req->noack_pkts = 0;
+	req->busy_retries = 0;
 	req->rd_atomic = 0;
 	req->fail_index = 0;
 	req->probed = false;

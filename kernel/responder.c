@@ -140,23 +140,45 @@ static u8 sroce_resp_credits(struct sroce_qp *qp)
 }
 
 /* An ACK, NAK or RNR NAK with @syndrome at @psn; a lost one is retried. */
-static void sroce_resp_send_ack(struct sroce_qp *qp, u8 syndrome, u32 psn)
+static int sroce_resp_send_ack(struct sroce_qp *qp, u8 syndrome, u32 psn)
 {
 	struct sk_buff *skb;
 
 	skb = sroce_pkt_alloc(qp, SROCE_OP_RC_ACKNOWLEDGE, psn, 0, 0);
 	if (!skb)
-		return;
+		return -ENOMEM;
 	sroce_aeth_set(sroce_pkt_hdr(skb, SROCE_HDR_AETH), syndrome,
 		       qp->resp.msn);
 	trace_sroce_nak_sent(&qp->ibqp, psn, syndrome);
-	sroce_pkt_send(qp, skb);
+	return sroce_pkt_send(qp, skb);
 }
 
+static void sroce_resp_schedule(struct sroce_qp *qp, unsigned long delay);
+
+/*
+ * An ACK refused by a full transmit queue (-ENOBUFS) would leave the
+ * requester waiting for its retransmit probe (milliseconds); it is sent
+ * again from the work item instead, at once for the first few times in a
+ * row, then a tick apart, unless a later ACK went out meanwhile (it
+ * acknowledges everything the refused one did).
+ */
 static void sroce_resp_ack(struct sroce_qp *qp, u32 psn)
 {
-	sroce_resp_send_ack(qp, SROCE_AETH_ACK | sroce_resp_credits(qp), psn);
-	qp->resp.unacked = 0;
+	struct sroce_responder *resp = &qp->resp;
+	int err;
+
+	err = sroce_resp_send_ack(qp, SROCE_AETH_ACK | sroce_resp_credits(qp),
+				  psn);
+	resp->unacked = 0;
+	if (err == -ENOBUFS) {
+		resp->ack_retry = true;
+		resp->ack_retry_psn = psn;
+		sroce_resp_schedule(qp, resp->ack_busy++ < SROCE_RESP_BUSY_RETRIES ?
+				    0 : 1);
+		return;
+	}
+	resp->ack_retry = false;
+	resp->ack_busy = 0;
 }
 
 static void sroce_resp_nak(struct sroce_qp *qp, u8 code, u32 psn)
@@ -1132,6 +1154,8 @@ static void sroce_resp_run(struct sroce_qp *qp)
 	struct sk_buff *skb;
 	int err;
 
+	if (resp->ack_retry && !resp->stopped && !resp->dying)
+		sroce_resp_ack(qp, resp->ack_retry_psn);
 	while (!resp->stopped && !resp->dying) {
 		if (resp->read) {
 			err = sroce_resp_read_send(qp, SROCE_RESP_READ_BUDGET);
@@ -1253,6 +1277,9 @@ void sroce_responder_reset(struct sroce_qp *qp)
 	resp->dup_acked = false;
 	resp->uc_drop = false;
 	resp->unacked = 0;
+	resp->ack_retry = false;
+	resp->ack_busy = 0;
+	resp->read_busy = 0;
 	resp->have_rwqe = false;
 	resp->read = NULL;
 	memset(resp->res, 0, sizeof(resp->res));

@@ -89,6 +89,9 @@ struct sroce_responder {
 	bool dup_acked;			/* answered a duplicate since epsn moved */
 	bool uc_drop;			/* UC: drop until the next message */
 	u32 unacked;			/* executed since the last ACK */
+	bool ack_retry;			/* an ACK met a full queue: resend */
+	u32 ack_retry_psn;		/* ... for this PSN */
+	u32 ack_busy;			/* ACKs refused in a row */
 
 	/* SEND or WRITE with immediate: the receive WQE being filled. */
 	struct sroce_rwqe *rwqe;	/* copy of the RQ head, kernel memory */
