@@ -22,13 +22,14 @@
  *	One process, both devices: NQPS RC QP pairs connected directly
  *	(A -> B, the GID indices name the RoCE v2 GIDs of the peers' IP
  *	addresses).  Each QP keeps DEPTH (default 8, or 2 from 64 QPs on)
- *	RDMA WRITEs of SIZE bytes outstanding, refilled as they complete,
- *	for SECONDS, and past it until every QP completed 4 (at most 60 s
- *	more); every completion is checked for success.  Path MTU
+ *	RDMA WRITEs of SIZE bytes outstanding, refilled as they complete;
+ *	after a warm-up in which every QP completes one, it counts
+ *	completions for SECONDS or three warm-ups, whichever is longer
+ *	(see cmd_traffic()); every completion is checked for success.  Path MTU
  *	1024, or 4096 with SCALE_MTU=4096.
  *	Prints:
- *	  traffic qps N size S seconds T msgs M MBps X kmsgps X
- *	          min_qp_ratio X max_qp_ratio X
+ *	  traffic qps N size S depth D warmup_s W seconds T msgs M MBps X
+ *	          kmsgps X min_qp_ratio X max_qp_ratio X stalled_qps N
  *	min_qp_ratio: the slowest QP's messages over the mean per QP
  *	(fairness: 1 is perfectly fair).
  */
@@ -298,11 +299,6 @@ static void qp_connect(struct ibv_qp *qp, struct side *self, struct side *peer,
 		die("modify_qp RTS", errno);
 }
 
-/* Completions every QP needs before a traffic run may end. */
-#define MIN_PER_QP	4
-/* ... but no more than this past SECONDS. */
-#define MAX_EXTRA_US	60e6
-
 static int all_done(const uint64_t *done, int nqps, uint64_t min)
 {
 	int i;
@@ -313,18 +309,47 @@ static int all_done(const uint64_t *done, int nqps, uint64_t min)
 	return 1;
 }
 
+/* Post one RDMA WRITE of @size on QP @q (wr_id = @q). */
+static void post_write(struct ibv_qp *qp, uint64_t q, struct side *a,
+		       struct side *b, size_t size)
+{
+	struct ibv_sge sge = {
+		.addr = (uintptr_t)a->buf, .length = size, .lkey = a->mr->lkey,
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = q, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = (uintptr_t)b->buf + size * q,
+			     .rkey = b->mr->rkey },
+	}, *bad;
+
+	if (ibv_post_send(qp, &wr, &bad))
+		die("ibv_post_send", errno);
+}
+
+/* The longest warm-up and measured window, in microseconds. */
+#define MAX_PHASE_US	60e6
+
+/*
+ * Two phases.  Warm-up: until every QP has completed one write (every QP
+ * had its turn; with hundreds of QPs one round can take seconds under
+ * emulation).  Measurement: SECONDS, but at least three times the
+ * warm-up, so that the window holds several rounds and a QP with no
+ * completion in it is a starved QP, not one that waits for its turn.
+ * Both phases end after at most MAX_PHASE_US (a stalled driver).
+ */
 static int cmd_traffic(char **argv, int argc)
 {
 	int nqps = atoi(argv[4]), depth;
 	size_t size = strtoul(argv[5], NULL, 0);
 	double seconds = atof(argv[6]);
+	const char *mtu = getenv("SCALE_MTU");
 	struct side a = {}, b = {};
 	struct ibv_qp **qa, **qb;
-	uint64_t *done, total = 0, minq = UINT64_MAX, maxq = 0;
+	uint64_t *done, *base, total = 0, minq = UINT64_MAX, maxq = 0;
+	int phase = 0, i, j, n, stalled = 0, outstanding;
+	double t_start, t0 = 0, t_end = 0, t, window;
 	struct ibv_wc wc[64];
-	double t0, t_end, t;
-	const char *mtu = getenv("SCALE_MTU");
-	int i, j, n;
 
 	if (nqps < 1 || nqps > 65536 || !size || size > (1 << 20) || seconds <= 0) {
 		fprintf(stderr, "scale_verbs traffic: bad NQPS, SIZE or SECONDS\n");
@@ -343,7 +368,8 @@ static int cmd_traffic(char **argv, int argc)
 	qa = calloc(nqps, sizeof(*qa));
 	qb = calloc(nqps, sizeof(*qb));
 	done = calloc(nqps, sizeof(*done));
-	if (!qa || !qb || !done)
+	base = calloc(nqps, sizeof(*base));
+	if (!qa || !qb || !done || !base)
 		die("calloc", ENOMEM);
 	for (i = 0; i < nqps; i++) {
 		qa[i] = qp_create(&a, depth);
@@ -354,43 +380,18 @@ static int cmd_traffic(char **argv, int argc)
 		qp_connect(qb[i], &b, &a, qa[i]->qp_num);
 	}
 
-	t0 = now_us();
-	t_end = t0 + seconds * 1e6;
+	t_start = now_us();
 	for (i = 0; i < nqps; i++)
-		for (j = 0; j < depth; j++) {
-			struct ibv_sge sge = {
-				.addr = (uintptr_t)a.buf, .length = size,
-				.lkey = a.mr->lkey,
-			};
-			struct ibv_send_wr wr = {
-				.wr_id = i, .sg_list = &sge, .num_sge = 1,
-				.opcode = IBV_WR_RDMA_WRITE,
-				.send_flags = IBV_SEND_SIGNALED,
-				.wr.rdma = { .remote_addr = (uintptr_t)b.buf + size * i,
-					     .rkey = b.mr->rkey },
-			}, *bad;
-
-			if (ibv_post_send(qa[i], &wr, &bad))
-				die("ibv_post_send", errno);
-		}
+		for (j = 0; j < depth; j++)
+			post_write(qa[i], i, &a, &b, size);
+	outstanding = nqps * depth;
 	for (;;) {
 		n = ibv_poll_cq(a.cq, 64, wc);
 		if (n < 0)
 			die("ibv_poll_cq", EIO);
-		t = n ? now_us() : 0;
+		t = now_us();
 		for (j = 0; j < n; j++) {
 			uint64_t q = wc[j].wr_id;
-			struct ibv_sge sge = {
-				.addr = (uintptr_t)a.buf, .length = size,
-				.lkey = a.mr->lkey,
-			};
-			struct ibv_send_wr wr = {
-				.wr_id = q, .sg_list = &sge, .num_sge = 1,
-				.opcode = IBV_WR_RDMA_WRITE,
-				.send_flags = IBV_SEND_SIGNALED,
-				.wr.rdma = { .remote_addr = (uintptr_t)b.buf + size * q,
-					     .rkey = b.mr->rkey },
-			}, *bad;
 
 			if (wc[j].status != IBV_WC_SUCCESS) {
 				fprintf(stderr, "scale_verbs: QP %" PRIu64 ": completion %s\n",
@@ -402,35 +403,44 @@ static int cmd_traffic(char **argv, int argc)
 				return 1;
 			}
 			done[q]++;
-			total++;
-			if (t < t_end && ibv_post_send(qa[q], &wr, &bad))
-				die("ibv_post_send", errno);
+			post_write(qa[q], q, &a, &b, size);
 		}
-		/*
-		 * Past SECONDS, stop once every QP has completed a few
-		 * messages: with many QPs one round of the outstanding
-		 * writes may take longer than SECONDS under emulation, and a
-		 * QP that had no turn yet is not a starved one.
-		 */
-		if (n && t >= t_end && (t >= t_end + MAX_EXTRA_US ||
-					all_done(done, nqps, MIN_PER_QP)))
+		if (phase == 0 && (all_done(done, nqps, 1) ||
+				   t - t_start >= MAX_PHASE_US)) {
+			phase = 1;
+			t0 = t;
+			window = 3 * (t0 - t_start);
+			window = window > seconds * 1e6 ? window : seconds * 1e6;
+			window = window < MAX_PHASE_US ? window : MAX_PHASE_US;
+			t_end = t0 + window;
+			memcpy(base, done, nqps * sizeof(*done));
+		} else if (phase == 1 && t >= t_end) {
 			break;
+		}
 	}
 	t = now_us() - t0;
 	for (i = 0; i < nqps; i++) {
-		minq = done[i] < minq ? done[i] : minq;
-		maxq = done[i] > maxq ? done[i] : maxq;
+		uint64_t d = done[i] - base[i];
+
+		total += d;
+		minq = d < minq ? d : minq;
+		maxq = d > maxq ? d : maxq;
+		stalled += !d;
 	}
-	printf("traffic qps %d size %zu depth %d seconds %.2f msgs %" PRIu64 " MBps %.2f kmsgps %.3f min_qp_ratio %.2f max_qp_ratio %.2f\n",
-	       nqps, size, depth, t / 1e6, total,
+	printf("traffic qps %d size %zu depth %d warmup_s %.2f seconds %.2f msgs %" PRIu64 " MBps %.2f kmsgps %.3f min_qp_ratio %.2f max_qp_ratio %.2f stalled_qps %d\n",
+	       nqps, size, depth, (t0 - t_start) / 1e6, t / 1e6, total,
 	       total * (double)size / t / 1.048576, total / t * 1e3,
-	       (double)minq * nqps / total, (double)maxq * nqps / total);
+	       total ? (double)minq * nqps / total : 0,
+	       total ? (double)maxq * nqps / total : 0, stalled);
 	fflush(stdout);
 	/* Let the outstanding writes drain before the QPs go. */
-	for (i = 0; i < 50 && total; i++) {
-		usleep(20000);
-		while ((n = ibv_poll_cq(a.cq, 64, wc)) > 0)
-			;
+	for (i = 0; i < 3000 && outstanding > 0; i++) {
+		n = ibv_poll_cq(a.cq, 64, wc);
+		if (n < 0)
+			break;
+		outstanding -= n;
+		if (!n)
+			usleep(1000);
 	}
 	for (i = 0; i < nqps; i++) {
 		ibv_destroy_qp(qa[i]);
