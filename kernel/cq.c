@@ -234,12 +234,16 @@ static void sroce_cqe_to_wc(struct sroce_dev *sdev,
 		wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
 		wc->network_hdr_type = uwc->reserved;	/* see cq.h */
 	}
+	if (uwc->wc_flags & SROCE_WC_KERNEL_VLAN) {
+		wc->wc_flags |= IB_WC_WITH_VLAN;
+		wc->vlan_id = uwc->slid;
+	}
 	if (uwc->wc_flags & SROCE_WC_WITH_IMM)
 		wc->wc_flags |= IB_WC_WITH_IMM;
 	if (uwc->wc_flags & SROCE_WC_WITH_INV)
 		wc->wc_flags |= IB_WC_WITH_INVALIDATE;
 	wc->pkey_index = uwc->pkey_index;
-	wc->slid = uwc->slid;
+	wc->slid = uwc->wc_flags & SROCE_WC_KERNEL_VLAN ? 0 : uwc->slid;
 	wc->sl = uwc->sl;
 	wc->dlid_path_bits = uwc->dlid_path_bits;
 	wc->port_num = 1;

@@ -48,9 +48,15 @@ int sroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
  * For a UD receive on a kernel CQ, put the packet's enum rdma_network_type
  * (RDMA_NETWORK_IPV4/IPV6) in @wc->reserved: kernel consumers need it to
  * read the GRH area (ib_init_ah_attr_from_wc()); userspace ignores it.
+ * A UD receive that arrived on a VLAN netdev also sets SROCE_WC_KERNEL_VLAN
+ * in @wc->wc_flags and the VLAN ID in @wc->slid (RoCE has no LIDs); both
+ * only on kernel CQs.
  * Any context.  Returns 0, or -ENOSPC if the CQ overflowed (the CQ is then
  * in error: IB_EVENT_CQ_ERR was dispatched and the CQE is lost).
  */
+/* Kernel CQs only, never seen by userspace: see sroce_cq_post(). */
+#define SROCE_WC_KERNEL_VLAN	BIT(7)
+
 int sroce_cq_post(struct sroce_cq *cq, const struct ib_uverbs_wc *wc,
 		  bool solicited);
 

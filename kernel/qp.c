@@ -321,7 +321,7 @@ static int sroce_qp_check_attr(struct sroce_qp *qp,
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
 	    (attr->qp_access_flags & ~(SROCE_QP_ACCESS | IB_ACCESS_LOCAL_WRITE)))
 		return -EINVAL;
-	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SROCE_LAST_QPN)
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SROCE_MCAST_QPN)
 		return -EINVAL;
 	return 0;
 }
@@ -521,14 +521,13 @@ static int sroce_qp_alloc_rings(struct sroce_qp *qp,
 }
 
 /*
- * The QP types the datapath implements.  The verbs below also handle UD
- * and GSI (QP1: a UD QP with the fixed number 1); enable them here once
- * the requester sends with per-WQE address handles and the responder
- * places UD receives (GRH area, src_qp, network header type).
+ * The QP types the datapath implements: RC, UC, UD and GSI (QP1, a UD QP
+ * with the fixed number 1 that the RDMA core's MAD layer creates).
  */
 static bool sroce_qp_type_supported(enum ib_qp_type type)
 {
-	return type == IB_QPT_RC;
+	return type == IB_QPT_RC || type == IB_QPT_UC || type == IB_QPT_UD ||
+	       type == IB_QPT_GSI;
 }
 
 /* GSI is QP1 of the port (one per device); others come from the xarray. */

@@ -29,6 +29,7 @@
  * so the work item finds nothing to do and does not requeue itself; then
  * cancel it; then free the receive WQE copy.
  */
+#include <linux/if_vlan.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/minmax.h>
@@ -97,6 +98,11 @@ static const struct {
 static const struct sroce_opcode_info *sroce_resp_op(struct sk_buff *skb)
 {
 	return sroce_opcode_info(SROCE_PKT(skb)->opcode);
+}
+
+static bool sroce_resp_is_ud(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 }
 
 static bool sroce_resp_is_rc(const struct sroce_qp *qp)
@@ -259,6 +265,28 @@ static enum sroce_resp_result sroce_resp_take_rwqe(struct sroce_qp *qp)
 }
 
 /*
+ * The fields of a UD receive completion that come from the IP header.
+ * RoCE has no LIDs and sroce one P_Key and SL 0.  Kernel consumers (the
+ * MAD layer, rdma_cm) build a reply's address from the completion:
+ * the network type tells them how to read the GRH area, and a packet
+ * that came in on a VLAN netdev names its VLAN (see sroce_cq_post()).
+ */
+static void sroce_resp_ud_wc(struct sroce_qp *qp, const struct sk_buff *skb,
+			     struct ib_uverbs_wc *wc)
+{
+	wc->sl = 0;
+	wc->pkey_index = 0;
+	if (qp->user)
+		return;
+	wc->reserved = ip_hdr(skb)->version == 4 ? RDMA_NETWORK_IPV4 :
+						   RDMA_NETWORK_IPV6;
+	if (is_vlan_dev(skb->dev)) {
+		wc->wc_flags |= SROCE_WC_KERNEL_VLAN;
+		wc->slid = vlan_dev_vlan_id(skb->dev);
+	}
+}
+
+/*
  * Complete the receive WQE in use.  @skb is the packet that ends the
  * message (NULL for an error completion).
  */
@@ -290,6 +318,7 @@ static void sroce_resp_complete(struct sroce_qp *qp, struct sk_buff *skb,
 		/* UD: the sender is in the packet; a GRH leads the data. */
 		wc.src_qp = sroce_deth_sqp(deth);
 		wc.wc_flags |= SROCE_WC_GRH;
+		sroce_resp_ud_wc(qp, skb, &wc);
 	}
 	if (op->kind == SROCE_OPK_WRITE) {
 		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
@@ -1100,11 +1129,6 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb)
 	sroce_resp_complete(qp, skb, IB_WC_SUCCESS);
 }
 
-static bool sroce_resp_is_ud(const struct sroce_qp *qp)
-{
-	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
-}
-
 /* ---- one packet ------------------------------------------------------------------ */
 
 /* Under resp.lock; consumes @skb. */
@@ -1244,7 +1268,16 @@ void sroce_responder_start(struct sroce_qp *qp)
 {
 	struct sroce_responder *resp = &qp->resp;
 	const struct ib_qp_attr *attr = &qp->attr;
-	int mtu = ib_mtu_enum_to_int(attr->path_mtu);
+	int mtu;
+
+	/*
+	 * UD has no path: a message may be as long as the port's MTU (the
+	 * sender checks its own).  The largest IB MTU bounds it anyway.
+	 */
+	if (sroce_resp_is_ud(qp))
+		mtu = ib_mtu_enum_to_int(IB_MTU_4096);
+	else
+		mtu = ib_mtu_enum_to_int(attr->path_mtu);
 
 	spin_lock_bh(&resp->lock);
 	if (!resp->started) {

@@ -47,7 +47,8 @@
 #define SROCE_MAX_QP		16384
 #define SROCE_MAX_QP_WR		16384
 #define SROCE_FIRST_QPN		16		/* 0 and 1 are special, keep a gap */
-#define SROCE_LAST_QPN		0xffffff	/* QPNs are 24 bits */
+#define SROCE_LAST_QPN		0xfffffe	/* QPNs are 24 bits ... */
+#define SROCE_MCAST_QPN		0xffffff	/* ... this one means multicast */
 #define SROCE_MAX_SGE		32
 #define SROCE_MAX_SGE_RD	32
 #define SROCE_MAX_INLINE_DATA	512
@@ -56,6 +57,8 @@
 #define SROCE_MAX_QP_RD_ATOM	16		/* outstanding READ/atomic per QP */
 #define SROCE_MAX_RES_RD_ATOM	(SROCE_MAX_QP * SROCE_MAX_QP_RD_ATOM)
 #define SROCE_MAX_AH		32768
+#define SROCE_MAX_MCAST_GRP	256		/* groups per device */
+#define SROCE_MAX_MCAST_QP	32		/* QPs attached to one group */
 #define SROCE_MAX_SRQ		4096
 #define SROCE_MAX_SRQ_WR	16384
 #define SROCE_MAX_PKEYS		1
@@ -152,6 +155,11 @@ struct sroce_dev {
 	/* Address handle numbers: ah_num -> struct sroce_ah (ah.c). */
 	struct xarray ah_xa;
 	u32 ah_next;
+
+	/* Multicast groups with attached QPs: struct sroce_mcg (mcast.c). */
+	spinlock_t mcg_lock;
+	struct list_head mcg_list;
+	unsigned int num_mcg;
 
 	/* Object counts, checked against the SROCE_MAX_* limits. */
 	atomic_t num_ucontext;
