@@ -12,6 +12,7 @@
 #include "ah.h"
 #include "compat.h"
 #include "cq.h"
+#include "mcast.h"
 #include "mr.h"
 #include "net.h"
 #include "qp.h"
@@ -122,6 +123,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	ida_destroy(&sdev->srq_ida);
 	WARN_ON(!xa_empty(&sdev->ah_xa));
 	xa_destroy(&sdev->ah_xa);
+	sroce_mcast_cleanup(sdev);
 	if (sdev->snet)
 		sroce_net_put(sdev->snet);
 	if (sdev->ndev)
@@ -157,6 +159,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_mr = sroce_alloc_mr,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
+	.attach_mcast = sroce_attach_mcast,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
@@ -170,6 +173,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.destroy_cq = sroce_destroy_cq,
 	.destroy_qp = sroce_destroy_qp,
 	.destroy_srq = sroce_destroy_srq,
+	.detach_mcast = sroce_detach_mcast,
 	.device_group = &sroce_dev_attr_group,
 	.disassociate_ucontext = sroce_disassociate_ucontext,
 	.fill_res_cq_entry = sroce_fill_res_cq_entry,
@@ -235,6 +239,10 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 	attr->max_res_rd_atom = SROCE_MAX_RES_RD_ATOM;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->max_ah = SROCE_MAX_AH;
+	attr->max_mcast_grp = SROCE_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = SROCE_MAX_MCAST_QP;
+	attr->max_total_mcast_qp_attach = SROCE_MAX_MCAST_GRP *
+					  SROCE_MAX_MCAST_QP;
 	attr->max_srq = SROCE_MAX_SRQ;
 	attr->max_srq_wr = SROCE_MAX_SRQ_WR;
 	attr->max_srq_sge = SROCE_MAX_SGE;
@@ -275,6 +283,8 @@ static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	ida_init(&sdev->srq_ida);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
+	spin_lock_init(&sdev->mcg_lock);
+	INIT_LIST_HEAD(&sdev->mcg_list);
 
 	sdev->ndev = ndev;
 	netdev_hold(ndev, &sdev->ndev_tracker, GFP_KERNEL);

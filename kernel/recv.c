@@ -28,6 +28,7 @@
 
 #include "completer.h"
 #include "icrc.h"
+#include "mcast.h"
 #include "net.h"
 #include "opcode.h"
 #include "pkt.h"
@@ -252,11 +253,54 @@ static enum sroce_rx_drop sroce_rx_prepare(struct sk_buff *skb, bool request)
 	return SROCE_RX_OK;
 }
 
+/*
+ * Hand a checked packet to a QP it is for (the caller holds a reference
+ * on @qp); consumes @skb.
+ */
+static void sroce_rx_deliver(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	enum sroce_rx_drop reason;
+	bool request;
+
+	request = sroce_opcode_info(SROCE_PKT(skb)->opcode)->flags &
+		  SROCE_OPF_REQ;
+	reason = sroce_rx_check_qp(qp, skb);
+	if (reason == SROCE_RX_OK)
+		reason = sroce_rx_prepare(skb, request);
+	if (reason != SROCE_RX_OK) {
+		sroce_rx_count_drop(qp->sdev, skb, reason);
+		kfree_skb(skb);
+		return;
+	}
+
+	SROCE_PKT(skb)->qp = qp;
+	if (request)
+		sroce_responder_rcv(qp, skb);
+	else
+		sroce_completer_rcv(qp, skb);
+}
+
+/*
+ * The multicast QPN: only UD sends use it (IBA 10.5.1.3); the packet goes
+ * to every QP attached to the group of its destination address.
+ */
+static enum sroce_rx_drop sroce_rx_mcast(struct sroce_dev *sdev,
+					 struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *op =
+		sroce_opcode_info(SROCE_PKT(skb)->opcode);
+
+	if (op->qp_types != SROCE_QPT_UD)
+		return SROCE_RX_BAD_QP_TYPE;
+	if (!sroce_mcast_rcv(sdev, skb, sroce_rx_deliver))
+		return SROCE_RX_NO_QP;
+	return SROCE_RX_OK;
+}
+
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	enum sroce_rx_drop reason;
 	struct sroce_qp *qp;
-	bool request;
 
 	/* Counted from the BTH to the ICRC, as tx_bytes (sroce.h). */
 	atomic64_inc(&sdev->stats.rx_packets);
@@ -275,26 +319,19 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 		goto drop;
 	}
 
+	if (SROCE_PKT(skb)->qpn == SROCE_MCAST_QPN) {
+		reason = sroce_rx_mcast(sdev, skb);
+		if (reason != SROCE_RX_OK)
+			goto drop;
+		return;
+	}
+
 	qp = sroce_qp_get(sdev, SROCE_PKT(skb)->qpn);
 	if (!qp) {
 		reason = SROCE_RX_NO_QP;
 		goto drop;
 	}
-	request = sroce_opcode_info(SROCE_PKT(skb)->opcode)->flags &
-		  SROCE_OPF_REQ;
-	reason = sroce_rx_check_qp(qp, skb);
-	if (reason == SROCE_RX_OK)
-		reason = sroce_rx_prepare(skb, request);
-	if (reason != SROCE_RX_OK) {
-		sroce_qp_put(qp);
-		goto drop;
-	}
-
-	SROCE_PKT(skb)->qp = qp;
-	if (request)
-		sroce_responder_rcv(qp, skb);
-	else
-		sroce_completer_rcv(qp, skb);
+	sroce_rx_deliver(qp, skb);
 	sroce_qp_put(qp);
 	return;
 
