@@ -1,0 +1,142 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# ud.sh: UD and UC with the libibverbs example programs checking the
+# received bytes (-c):
+#   (a) sroce <-> sroce: UD and UC over the IPv4 and the IPv6 GID, UD with
+#       CQ events, UC at MTU 4096 with 64 KiB messages
+#   (c) loopback: UD and UC between two QPs of one device
+#   (b) interop with rdma_rxe: UD and UC both ways
+# perftest's ib_send_bw -c UD, -c UC and ib_write_bw -c UC complete, and
+# ud_verbs (the UD and UC details the example programs do not look at:
+# GRH area, completion fields, Q_Key, lengths, address handles, UC loss).
+
+. "$(dirname "$0")/lib.sh"
+
+if [[ $SROCE_DRIVER == sroce ]]; then
+	sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
+	lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
+	export RDMAV_DRIVERS=$lib
+fi
+trap 'topo_cleanup; sroce_unload; rmmod rdma_rxe 2>/dev/null' EXIT
+dmesg_mark
+sroce_load || { not_ok "load the module"; finish; }
+
+UDV=$TOP/build/selftests/ud_verbs
+[[ -x $UDV && $UDV -nt $ST_DIR/ud_verbs.c ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
+	not_ok "build $UDV (make -C selftests)"
+
+# ud_suite LABEL NS ARGS...: run ud_verbs in NS; its KTAP as diagnostics
+ud_suite() {
+	local label=$1 ns=$2 out rc=0 t0=$EPOCHREALTIME
+	shift 2
+	out=$(in_ns "$ns" timeout 180 "$UDV" "$@" 2>&1) || rc=$?
+	diag "$out"
+	case $rc in
+	0) ok "ud_verbs $label$(_slow "$t0")" ;;
+	4) skip "ud_verbs $label" "all tests skipped" ;;
+	*) not_ok "ud_verbs $label$(_slow "$t0") # exit $rc: $(grep -c '^not ok' <<< "$out") failed"
+	   diag "failed: $(grep '^not ok' <<< "$out" | tr '\n' ';')" ;;
+	esac
+}
+
+# pp NAME PROG SRV_NS SRV_DEV SRV_IP CLI_NS CLI_DEV CLI_IP ARGS...
+pp() {
+	local name=$1 t0=$EPOCHREALTIME
+	shift
+	if pingpong "$@"; then
+		ok "$name$(_slow "$t0")"
+		diag "$(grep 'bytes in' /tmp/pp.cli)"
+	else
+		not_ok "$name$(_slow "$t0")"
+		diag "$PP_OUT"
+	fi
+}
+
+_pt_listening() { [[ -n $(in_ns "$1" ss -Hltn "sport = :$2" 2>/dev/null) ]] || ! kill -0 "$3" 2>/dev/null; }
+
+# pt NAME SRV_NS SRV_DEV SRV_IP CLI_NS CLI_DEV CLI_IP PROG ARGS...: a
+# perftest program (it checks its own completions' status) completes
+pt() {
+	local name=$1 sns=$2 sdev=$3 sip=$4 cns=$5 cdev=$6 cip=$7 prog=$8 sgi cgi spid
+	local port=$((20000 + RANDOM % 10000)) src=0 crc=0 t0=$EPOCHREALTIME
+	shift 8
+	sgi=$(gid_index "$sdev" "$sip")
+	cgi=$(gid_index "$cdev" "$cip")
+	in_ns "$sns" timeout 90 "$prog" -d "$sdev" -x "$sgi" -F -p $port "$@" > /tmp/pt.srv 2>&1 &
+	spid=$!
+	wait_until 15 _pt_listening "$sns" $port $spid
+	in_ns "$cns" timeout 90 "$prog" -d "$cdev" -x "$cgi" -F -p $port "$@" "$sip" > /tmp/pt.cli 2>&1 || crc=$?
+	wait $spid || src=$?
+	if [[ $crc == 0 && $src == 0 ]]; then
+		ok "$name$(_slow "$t0")"
+	else
+		not_ok "$name$(_slow "$t0")"
+		diag "$prog $* (client exit $crc, server exit $src; 124 = timed out)"
+		diag "server: $(grep -v '^ [A-Z]' /tmp/pt.srv | tail -n 15)"
+		diag "client: $(grep -v '^ [A-Z]' /tmp/pt.cli | tail -n 15)"
+	fi
+}
+
+# (a) sroce <-> sroce
+if topo_pair 2>/tmp/topo.err; then
+	ok "topology (a)"
+	pp "UD IPv4, 1 KiB x 60, checked" ibv_ud_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 60 -s 1024
+	PP_CONNECT=$IP4_B pp "UD IPv6 GIDs, 1 KiB x 60, checked" ibv_ud_pingpong $NS_B $DEV_B $IP6_B $NS_A $DEV_A $IP6_A -c -n 60 -s 1024
+	pp "UD with CQ events, 64 B x 60" ibv_ud_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -e -c -n 60 -s 64
+	pp "UC IPv4, 4 KiB x 60, checked" ibv_uc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 60 -s 4096
+	PP_CONNECT=$IP4_B pp "UC IPv6 GIDs, 4 KiB x 60, checked" ibv_uc_pingpong $NS_B $DEV_B $IP6_B $NS_A $DEV_A $IP6_A -c -n 60 -s 4096
+	A=($NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A)
+	pt "ib_send_bw -c UD 1 KiB" "${A[@]}" ib_send_bw -c UD -s 1024 -n 200
+	pt "ib_send_bw -c UC 64 KiB" "${A[@]}" ib_send_bw -c UC -s 65536 -n 100
+	pt "ib_write_bw -c UC 64 KiB" "${A[@]}" ib_write_bw -c UC -s 65536 -n 100
+	ip -n $NS_A link set $VETH_A mtu 9000
+	ip -n $NS_B link set $VETH_B mtu 9000
+	pp "UD MTU 4096, 4 KiB x 60" ibv_ud_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 60 -s 4096
+	pp "UC MTU 4096, 64 KiB x 60" ibv_uc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -m 4096 -c -n 60 -s 65536
+	ud_suite "IPv4 GIDs" $NS_A -d $DEV_A -g "$(gid_index $DEV_A $IP4_A)" \
+		-D $DEV_B -G "$(gid_index $DEV_B $IP4_B)" -u 192.168.77.99
+	ud_suite "IPv6 GIDs" $NS_A -d $DEV_A -g "$(gid_index $DEV_A $IP6_A)" \
+		-D $DEV_B -G "$(gid_index $DEV_B $IP6_B)" -u fd77::99
+	# UC under loss: 10% of A's packets dropped by netem
+	modprobe sch_netem 2>/dev/null
+	if tc -n $NS_A qdisc add dev $VETH_A root netem loss 10% 2>/tmp/tc.err; then
+		ud_suite "UC with 10% loss" $NS_A -d $DEV_A -g "$(gid_index $DEV_A $IP4_A)" \
+			-D $DEV_B -G "$(gid_index $DEV_B $IP4_B)" -L
+		tc -n $NS_A qdisc del dev $VETH_A root
+	else
+		skip "UC with loss" "no netem: $(< /tmp/tc.err)"
+	fi
+else
+	not_ok "topology (a)"
+	diag "$(< /tmp/topo.err)"
+fi
+
+# (c) loopback
+if topo_loopback 2>/tmp/topo.err; then
+	ok "topology (c)"
+	pp "loopback UD, 1 KiB x 60" ibv_ud_pingpong $NS_A $DEV_A $IP4_A $NS_A $DEV_A $IP4_A -c -n 60 -s 1024
+	pp "loopback UC, 4 KiB x 60" ibv_uc_pingpong $NS_A $DEV_A $IP4_A $NS_A $DEV_A $IP4_A -c -n 60 -s 4096
+else
+	not_ok "topology (c)"
+	diag "$(< /tmp/topo.err)"
+fi
+
+# (b) interop with rdma_rxe
+if topo_interop 2>/tmp/topo.err; then
+	ok "topology (b)"
+	pp "interop UD, sroce server <- rxe client" ibv_ud_pingpong $NS_B $DEV_B $IP4_B "" $RXE_DEV $IP4_A -c -n 60 -s 1024
+	pp "interop UD, rxe server <- sroce client" ibv_ud_pingpong "" $RXE_DEV $IP4_A $NS_B $DEV_B $IP4_B -c -n 60 -s 1024
+	PP_CONNECT=$IP4_B pp "interop UD IPv6, sroce server <- rxe client" ibv_ud_pingpong $NS_B $DEV_B $IP6_B "" $RXE_DEV $IP6_A -c -n 60 -s 1024
+	pt "interop ib_send_bw -c UD, rxe server <- sroce client" "" $RXE_DEV $IP4_A $NS_B $DEV_B $IP4_B ib_send_bw -c UD -s 1024 -n 100
+	pp "interop UC, sroce server <- rxe client" ibv_uc_pingpong $NS_B $DEV_B $IP4_B "" $RXE_DEV $IP4_A -c -n 60 -s 4096
+	pp "interop UC, rxe server <- sroce client" ibv_uc_pingpong "" $RXE_DEV $IP4_A $NS_B $DEV_B $IP4_B -c -n 60 -s 4096
+else
+	not_ok "topology (b)"
+	diag "$(< /tmp/topo.err)"
+fi
+topo_cleanup
+rmmod rdma_rxe 2>/dev/null
+
+check_dmesg_clean "kernel log clean"
+finish
