@@ -116,8 +116,10 @@ def render(limits, objects, traffic, fails):
                              num(s.get('min_qp_ratio'), '{:.2f}'),
                              num(r.get('min_qp_ratio'), '{:.2f}')])
         out.append('Many QPs (``scale_verbs traffic``: RDMA WRITE, one process drives '
-                   'all QPs, depth 8 per QP, 2 from 64 QPs on); "slowest" is the '
-                   'slowest QP\'s share over the mean (fairness, 1 = fair):\n')
+                   'all QPs, depth 8 per QP, 2 from 64 QPs on; counted over a window '
+                   'of at least three warm-ups after every QP completed one); "slowest" '
+                   'is the slowest QP\'s share over the mean (fairness, 1 = fair; 0 = '
+                   'a QP with no completion in the window):\n')
         out.append(table(['bytes', 'QPs', 'unit', 'sroce', 'rxe', 'sroce/rxe',
                           'sroce slowest', 'rxe slowest'], rows))
         out.append('')
