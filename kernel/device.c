@@ -5,6 +5,7 @@
  */
 #include <linux/etherdevice.h>
 #include <linux/if_arp.h>
+#include <linux/if_vlan.h>
 #include <net/addrconf.h>
 #include <rdma/ib_mad.h>
 
@@ -255,6 +256,17 @@ static int sroce_check_netdev(struct net_device *ndev)
 	if (ndev->flags & IFF_LOOPBACK) {
 		pr_err("%s: %s is a loopback device; RoCE needs an Ethernet netdev (e.g. a veth pair)\n",
 		       SROCE_DRV_NAME, netdev_name(ndev));
+		return -EINVAL;
+	}
+	/*
+	 * The RDMA core fills the GID table of a RoCE device from its netdev
+	 * and the VLAN netdevs on top of it, not from a VLAN netdev's own
+	 * addresses: a device on a VLAN netdev would have no usable GID.
+	 */
+	if (is_vlan_dev(ndev)) {
+		pr_err("%s: %s is a VLAN netdev; create the device on %s: the VLAN's addresses become its GIDs and their traffic is tagged\n",
+		       SROCE_DRV_NAME, netdev_name(ndev),
+		       netdev_name(vlan_dev_real_dev(ndev)));
 		return -EINVAL;
 	}
 	if (ndev->type != ARPHRD_ETHER || ndev->addr_len != ETH_ALEN) {

@@ -56,6 +56,7 @@ int sroce_av_set(struct sroce_av *av, const struct rdma_ah_attr *ah)
 	const struct ib_global_route *grh;
 	const struct ib_gid_attr *sgid_attr;
 	struct sockaddr_storage src, dst;
+	struct net_device *ndev;
 
 	if (!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
 		return -EINVAL;
@@ -89,6 +90,15 @@ int sroce_av_set(struct sroce_av *av, const struct rdma_ah_attr *ah)
 		av->saddr.v6 = ((struct sockaddr_in6 *)&src)->sin6_addr;
 		av->daddr.v6 = ((struct sockaddr_in6 *)&dst)->sin6_addr;
 	}
+	/*
+	 * The GID may belong to a VLAN netdev on top of ours (the core adds
+	 * the addresses of upper VLAN devices to the GID table): route out
+	 * of that netdev, so the packet is tagged.
+	 */
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(sgid_attr);
+	av->ifindex = IS_ERR(ndev) ? 0 : ndev->ifindex;
+	rcu_read_unlock();
 	return 0;
 }
 
@@ -319,7 +329,7 @@ static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 	struct rtable *rt;
 	int err;
 
-	fl4.flowi4_oif = sdev->ndev->ifindex;
+	fl4.flowi4_oif = av->ifindex ?: sdev->ndev->ifindex;
 	fl4.flowi4_proto = IPPROTO_UDP;
 	fl4.saddr = av->saddr.v4;
 	fl4.daddr = av->daddr.v4;
@@ -358,7 +368,7 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 	struct flowi6 fl6 = {};
 	int err;
 
-	fl6.flowi6_oif = sdev->ndev->ifindex;
+	fl6.flowi6_oif = av->ifindex ?: sdev->ndev->ifindex;
 	fl6.flowi6_proto = IPPROTO_UDP;
 	fl6.saddr = av->saddr.v6;
 	fl6.daddr = av->daddr.v6;

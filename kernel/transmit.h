@@ -28,6 +28,7 @@ struct sroce_av {
 	u32 flow_label;		/* 20 bits; 0: derived from the QPNs */
 	union sroce_ip saddr;
 	union sroce_ip daddr;
+	int ifindex;		/* the source GID's netdev (a VLAN of ours) */
 };
 
 /*
