@@ -1,0 +1,136 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# vlan.sh: RoCE over an 802.1Q VLAN (id 77 on the standard veth pair).  As
+# with rdma_rxe and RoCE NICs, the device sits on the real netdev and the
+# VLAN netdev's addresses are GIDs of it; traffic with such a GID is tagged.
+# RC and UD data checked by the example programs, rping -V over rdma_cm
+# (IPv4 and IPv6), sroce <-> sroce and against rdma_rxe on the VLAN both
+# ways.  The VLAN netdev's own packet counter shows the traffic took it, and
+# a device on a VLAN netdev is refused with a clear message.
+
+. "$(dirname "$0")/lib.sh"
+
+if [[ $SROCE_DRIVER == sroce ]]; then
+	sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
+	lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
+	export RDMAV_DRIVERS=$lib
+fi
+modprobe 8021q 2>/dev/null
+trap 'topo_cleanup; sroce_unload; rmmod rdma_rxe 2>/dev/null' EXIT
+dmesg_mark
+modprobe rdma_ucm || { not_ok "load rdma_ucm"; finish; }
+sroce_load || { not_ok "load the module"; finish; }
+
+VID=77
+VL_A=$VETH_A.$VID
+VL_B=$VETH_B.$VID
+V4_A=192.168.78.1
+V4_B=192.168.78.2
+V6_A=fd78::1
+V6_B=fd78::2
+
+# vlan_end NS VETH: a VLAN netdev on VETH with the VLAN addresses
+vlan_end() {
+	local ns=$1 dev=$2 ip4=$3 ip6=$4
+	in_ns "$ns" ip -b - <<EOT
+link set lo up
+link set $dev up
+link add link $dev name $dev.$VID type vlan id $VID
+addr add $ip4/24 dev $dev.$VID
+addr add $ip6/64 dev $dev.$VID nodad
+link set $dev.$VID up
+EOT
+}
+
+# rx_pkts NS NETDEV
+rx_pkts() { in_ns "$1" cat "/sys/class/net/$2/statistics/rx_packets"; }
+
+pp() {
+	local name=$1 t0=$EPOCHREALTIME
+	shift
+	if pingpong "$@"; then
+		ok "$name$(_slow "$t0")"
+	else
+		not_ok "$name$(_slow "$t0")"
+		diag "$PP_OUT"
+	fi
+}
+
+_cm_listening() {
+	[[ $(rdma resource show cm_id 2>/dev/null) == *LISTEN* ]] || ! kill -0 "$1" 2>/dev/null
+}
+
+# rping_pair NAME SRV_NS CLI_NS ADDR
+rping_pair() {
+	local name=$1 sns=$2 cns=$3 addr=$4 spid src=0 crc=0 t0=$EPOCHREALTIME
+	in_ns "$sns" timeout 90 rping -s -a "$addr" -V -C 30 > /tmp/cm.srv 2>&1 &
+	spid=$!
+	wait_until 20 _cm_listening $spid
+	in_ns "$cns" timeout 90 rping -c -a "$addr" -V -C 30 > /tmp/cm.cli 2>&1 || crc=$?
+	wait $spid || src=$?
+	if [[ $src == 0 && $crc == 0 ]]; then
+		ok "$name$(_slow "$t0")"
+	else
+		not_ok "$name$(_slow "$t0")"
+		diag "server exit $src: $(tail -5 /tmp/cm.srv)"
+		diag "client exit $crc: $(tail -5 /tmp/cm.cli)"
+	fi
+}
+
+# (a) sroce <-> sroce, each on a VLAN netdev in its namespace
+topo_cleanup
+if ip netns add $NS_A && ip netns add $NS_B &&
+   ip link add $VETH_A netns $NS_A type veth peer name $VETH_B netns $NS_B &&
+   vlan_end $NS_A $VETH_A $V4_A $V6_A && vlan_end $NS_B $VETH_B $V4_B $V6_B &&
+   _topo_link $NS_A $DEV_A sroce $VETH_A && _topo_link $NS_B $DEV_B sroce $VETH_B &&
+   _topo_wait_active $DEV_A && _topo_wait_active $DEV_B 2>/tmp/topo.err; then
+	ok "VLAN $VID topology, $DEV_A on $VETH_A, $DEV_B on $VETH_B"
+	check_fails "a device on a VLAN netdev is refused" "" \
+		ip netns exec $NS_A rdma link add sroce9 type sroce netdev $VL_A
+	if dmesg | tail -n 5 | grep -q "$VL_A is a VLAN netdev; create the device on $VETH_A"; then
+		ok "the refusal names the real netdev (kernel log)"
+	else
+		not_ok "the refusal names the real netdev (kernel log)"
+		diag "$(dmesg | tail -n 5)"
+	fi
+	before=$(rx_pkts $NS_B $VL_B)
+	pp "RC over VLAN, 4 KiB x 50, checked" ibv_rc_pingpong $NS_B $DEV_B $V4_B $NS_A $DEV_A $V4_A -c -n 50 -s 4096
+	after=$(rx_pkts $NS_B $VL_B)
+	if (( after - before >= 100 )); then
+		ok "the RC traffic came in on $VL_B ($((after - before)) packets)"
+	else
+		not_ok "the RC traffic came in on $VL_B (only $((after - before)) packets)"
+	fi
+	pp "UD over VLAN, 1 KiB x 50, checked" ibv_ud_pingpong $NS_B $DEV_B $V4_B $NS_A $DEV_A $V4_A -c -n 50 -s 1024
+	PP_CONNECT=$V4_B pp "RC over VLAN, IPv6 GIDs" ibv_rc_pingpong $NS_B $DEV_B $V6_B $NS_A $DEV_A $V6_A -c -n 50 -s 4096
+	rping_pair "rping -V over VLAN, IPv4" $NS_A $NS_B $V4_A
+	rping_pair "rping -V over VLAN, IPv6" $NS_A $NS_B $V6_A
+else
+	not_ok "VLAN $VID topology"
+	diag "$(cat /tmp/topo.err 2>/dev/null)"
+fi
+
+# (b) rdma_rxe on a VLAN netdev in the initial namespace, sroce in NS_B
+topo_cleanup
+if modprobe rdma_rxe && ip netns add $NS_B &&
+   ip link add $VETH_A type veth peer name $VETH_B netns $NS_B &&
+   vlan_end "" $VETH_A $V4_A $V6_A && vlan_end $NS_B $VETH_B $V4_B $V6_B &&
+   _topo_link "" $RXE_DEV rxe $VETH_A && _topo_link $NS_B $DEV_B sroce $VETH_B &&
+   _topo_wait_active $RXE_DEV && _topo_wait_active $DEV_B 2>/tmp/topo.err; then
+	ok "VLAN $VID interop topology, $RXE_DEV on $VETH_A, $DEV_B on $VETH_B"
+	pp "interop RC over VLAN, sroce server <- rxe client" ibv_rc_pingpong $NS_B $DEV_B $V4_B "" $RXE_DEV $V4_A -c -n 50 -s 4096
+	pp "interop RC over VLAN, rxe server <- sroce client" ibv_rc_pingpong "" $RXE_DEV $V4_A $NS_B $DEV_B $V4_B -c -n 50 -s 4096
+	pp "interop UD over VLAN, sroce server <- rxe client" ibv_ud_pingpong $NS_B $DEV_B $V4_B "" $RXE_DEV $V4_A -c -n 50 -s 1024
+	rping_pair "interop rping -V over VLAN, rxe server <- sroce client" "" $NS_B $V4_A
+	rping_pair "interop rping -V over VLAN, sroce server <- rxe client" $NS_B "" $V4_B
+else
+	not_ok "VLAN $VID interop topology"
+	diag "$(cat /tmp/topo.err 2>/dev/null)"
+fi
+ip link del $VETH_A 2>/dev/null
+topo_cleanup
+rmmod rdma_rxe 2>/dev/null
+
+check_dmesg_clean "kernel log clean"
+finish
