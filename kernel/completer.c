@@ -51,6 +51,10 @@ static u8 sroce_comp_wc_opcode(u8 wr_opcode)
 		return IB_UVERBS_WC_FETCH_ADD;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_UVERBS_WC_LOCAL_INV;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_UVERBS_WC_BIND_MW;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;	/* kernel CQs only */
 	default:
 		return IB_UVERBS_WC_SEND;
 	}

@@ -15,6 +15,7 @@
 #include "cq.h"
 #include "mcast.h"
 #include "mr.h"
+#include "mw.h"
 #include "net.h"
 #include "qp.h"
 #include "srq.h"
@@ -158,6 +159,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 
 	.alloc_hw_port_stats = sroce_alloc_hw_port_stats,
 	.alloc_mr = sroce_alloc_mr,
+	.alloc_mw = sroce_alloc_mw,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.attach_mcast = sroce_attach_mcast,
@@ -167,6 +169,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.create_srq = sroce_create_srq,
 	.create_user_ah = sroce_create_ah,
 	.dealloc_driver = sroce_dealloc_driver,
+	.dealloc_mw = sroce_dealloc_mw,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
 	.dereg_mr = sroce_dereg_mr,
@@ -206,6 +209,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, sroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, sroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, sroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, sroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
@@ -226,7 +230,18 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 	attr->max_qp_wr = SROCE_MAX_QP_WR;
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
-				 IB_DEVICE_RC_RNR_NAK_GEN;
+				 IB_DEVICE_RC_RNR_NAK_GEN |
+				 /*
+				  * Fast registration, local invalidate and
+				  * send with invalidate: what kernel ULPs
+				  * (nvme-rdma, NFS/RDMA, iSER) look for.
+				  */
+				 IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 /* Memory windows, type 1 and 2B (mw.c). */
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+	attr->max_mw = SROCE_MAX_MR;	/* windows share the key space */
+	attr->max_fast_reg_page_list_len = SROCE_MAX_FRMR_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SROCE_MAX_SGE;
 	attr->max_recv_sge = SROCE_MAX_SGE;
@@ -292,6 +307,7 @@ static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 	 */
 	ib_set_device_ops(ibdev, &sroce_dev_ops);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	spin_lock_init(&sdev->mw_lock);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	ida_init(&sdev->srq_ida);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);

@@ -12,7 +12,8 @@
 
 /* Access flags sroce implements; optional hints are ignored. */
 #define SROCE_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND)
 
 static int sroce_mr_check_access(struct sroce_dev *sdev, int access)
 {
@@ -29,8 +30,8 @@ static int sroce_mr_check_access(struct sroce_dev *sdev, int access)
 	return 0;
 }
 
-static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev,
-				       enum sroce_mr_type type, int access)
+struct sroce_mr *sroce_mr_new(struct sroce_dev *sdev, enum sroce_mr_type type,
+			      int access)
 {
 	struct sroce_mr *mr;
 
@@ -44,14 +45,14 @@ static struct sroce_mr *sroce_mr_alloc(struct sroce_dev *sdev,
 	}
 	mr->type = type;
 	mr->access = access & SROCE_MR_ACCESS;
-	mr->valid = type != SROCE_MR_FAST_REG;
+	mr->valid = type != SROCE_MR_FAST_REG && type != SROCE_MR_MW;
 	refcount_set(&mr->ref, 1);
 	init_completion(&mr->released);
 	return mr;
 }
 
 /* Publish @mr under a fresh key; after this the datapath can find it. */
-static int sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
+int sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
 	u32 index, key;
 	int err;
@@ -63,6 +64,7 @@ static int sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
 		return err;
 
 	key = index << 8 | (u8)atomic_inc_return(&sdev->key_tag);
+	mr->key = key;
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
 	/* Store only once the key is set: lookups compare it. */
@@ -95,7 +97,7 @@ struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	if (err)
 		return ERR_PTR(err);
 
-	mr = sroce_mr_alloc(sdev, SROCE_MR_DMA, access);
+	mr = sroce_mr_new(sdev, SROCE_MR_DMA, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->ibmr.iova = 0;
@@ -144,7 +146,7 @@ static struct sroce_mr *sroce_user_mr_create(struct ib_pd *ibpd, u64 start,
 	if (!length || length > SROCE_MAX_MR_SIZE || iova + length < iova)
 		return ERR_PTR(-EINVAL);
 
-	mr = sroce_mr_alloc(sdev, SROCE_MR_USER, access);
+	mr = sroce_mr_new(sdev, SROCE_MR_USER, access);
 	if (IS_ERR(mr))
 		return mr;
 
@@ -217,6 +219,13 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (!(flags & IB_MR_REREG_PD))
 		pd = ibmr->pd;
 
+	/* Bound windows point at this MR object and describe its pages. */
+	spin_lock_bh(&sdev->mw_lock);
+	err = mr->num_mw ? -EBUSY : 0;
+	spin_unlock_bh(&sdev->mw_lock);
+	if (err)
+		return ERR_PTR(err);
+
 	if (!(flags & IB_MR_REREG_TRANS)) {
 		err = sroce_mr_check_access(sdev, access);
 		if (err)
@@ -228,10 +237,24 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	new = sroce_user_mr_create(pd, start, length, iova, access);
 	if (IS_ERR(new))
 		return ERR_CAST(new);
+	new->key = mr->key;
 	new->ibmr.lkey = ibmr->lkey;
 	new->ibmr.rkey = ibmr->rkey;
-	xa_store(&sdev->mr_xa, ibmr->lkey >> 8, new, GFP_KERNEL);
+	xa_store(&sdev->mr_xa, mr->key >> 8, new, GFP_KERNEL);
 	return &new->ibmr;
+}
+
+/*
+ * Take @mr out of the key space, wait for the datapath to let go of it,
+ * free it.  The slot may hold a re-registration's successor instead.
+ */
+void sroce_mr_release(struct sroce_dev *sdev, struct sroce_mr *mr)
+{
+	xa_cmpxchg(&sdev->mr_xa, mr->key >> 8, mr, NULL, GFP_KERNEL);
+	/* Wait for packets that are still copying to or from the MR. */
+	sroce_mr_put(mr);
+	wait_for_completion(&mr->released);
+	sroce_mr_destroy(sdev, mr);
 }
 
 int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
@@ -239,12 +262,19 @@ int sroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct sroce_dev *sdev = to_sdev(ibmr->device);
 	struct sroce_mr *mr = to_smr(ibmr);
 
-	/* Unless a re-registration already put its successor in the slot. */
-	xa_cmpxchg(&sdev->mr_xa, ibmr->lkey >> 8, mr, NULL, GFP_KERNEL);
-	/* Wait for packets that are still copying to or from the MR. */
-	sroce_mr_put(mr);
-	wait_for_completion(&mr->released);
-	sroce_mr_destroy(sdev, mr);
+	/*
+	 * Not while windows are bound to it (IBA 10.6.7.2.5).  Under
+	 * mw_lock a bind sees the MR either counted-free and still valid
+	 * (and counts itself first) or invalid.
+	 */
+	spin_lock_bh(&sdev->mw_lock);
+	if (mr->num_mw) {
+		spin_unlock_bh(&sdev->mw_lock);
+		return -EBUSY;
+	}
+	WRITE_ONCE(mr->valid, false);
+	spin_unlock_bh(&sdev->mw_lock);
+	sroce_mr_release(sdev, mr);
 	return 0;
 }
 
@@ -260,7 +290,7 @@ struct ib_mr *sroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	if (!max_num_sg || max_num_sg > SROCE_MAX_FRMR_PAGES)
 		return ERR_PTR(-EINVAL);
 
-	mr = sroce_mr_alloc(sdev, SROCE_MR_FAST_REG, 0);
+	mr = sroce_mr_new(sdev, SROCE_MR_FAST_REG, 0);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->page_list = kvcalloc(max_num_sg, sizeof(u64), GFP_KERNEL);
@@ -318,21 +348,30 @@ static struct sroce_mr *sroce_frmr_find(struct sroce_dev *sdev,
 	return mr;
 }
 
-int sroce_mr_fast_reg(struct sroce_dev *sdev, struct ib_pd *pd, u32 key,
-		      int access)
+int sroce_mr_fast_reg(struct sroce_dev *sdev, struct ib_pd *pd, u32 mr_key,
+		      u32 key, int access)
 {
 	struct sroce_mr *mr;
+	u64 span;
 	int err = -EINVAL;
 
+	if ((key >> 8) != (mr_key >> 8))
+		return -EINVAL;
 	rcu_read_lock();
-	mr = sroce_frmr_find(sdev, pd, key);
-	if (mr && !sroce_mr_check_access(sdev, access)) {
-		mr->access = access & SROCE_MR_ACCESS;
-		mr->ibmr.lkey = key;
-		mr->ibmr.rkey = key;
-		WRITE_ONCE(mr->valid, true);
-		err = 0;
-	}
+	mr = sroce_frmr_find(sdev, pd, mr_key);
+	if (!mr || READ_ONCE(mr->valid) || sroce_mr_check_access(sdev, access))
+		goto out;
+	/* What the datapath may touch must lie in the mapped pages. */
+	span = (mr->ibmr.iova & (mr->ibmr.page_size - 1)) + mr->ibmr.length;
+	if (!mr->ibmr.page_size || mr->ibmr.length > SROCE_MAX_MR_SIZE ||
+	    span > (u64)mr->nmapped * mr->ibmr.page_size)
+		goto out;
+	WRITE_ONCE(mr->access, access & SROCE_MR_ACCESS);
+	WRITE_ONCE(mr->key, key);
+	/* Key and access before valid: pairs with sroce_mr_check(). */
+	smp_store_release(&mr->valid, true);
+	err = 0;
+out:
 	rcu_read_unlock();
 	return err;
 }
@@ -344,7 +383,7 @@ int sroce_mr_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 key)
 
 	rcu_read_lock();
 	mr = sroce_frmr_find(sdev, pd, key);
-	if (mr && mr->ibmr.rkey == key) {
+	if (mr && READ_ONCE(mr->key) == key) {
 		WRITE_ONCE(mr->valid, false);
 		err = 0;
 	}
@@ -359,7 +398,8 @@ struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key)
 
 	rcu_read_lock();
 	mr = xa_load(&sdev->mr_xa, key >> 8);
-	if (mr && (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->ref)))
+	if (mr && (READ_ONCE(mr->key) != key ||
+		   !refcount_inc_not_zero(&mr->ref)))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
@@ -379,7 +419,11 @@ void sroce_mr_put(struct sroce_mr *mr)
 int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 		   int access)
 {
-	if (!READ_ONCE(mr->valid) || mr->ibmr.pd != pd)
+	/* A window's key is only usable through sroce_rkey_get(). */
+	if (mr->type == SROCE_MR_MW)
+		return -EACCES;
+	/* Valid before key and access: pairs with sroce_mr_fast_reg(). */
+	if (!smp_load_acquire(&mr->valid) || mr->ibmr.pd != pd)
 		return -EACCES;
 	if ((READ_ONCE(mr->access) & access) != access)
 		return -EACCES;

@@ -27,6 +27,7 @@ enum sroce_mr_type {
 	SROCE_MR_DMA,		/* kernel virtual addresses, whole space */
 	SROCE_MR_USER,		/* pinned user pages */
 	SROCE_MR_FAST_REG,	/* kernel page list, registered by REG_MR */
+	SROCE_MR_MW,		/* a memory window (mw.h): a key, no memory */
 };
 
 /* Longest page list of a fast-registration MR. */
@@ -34,6 +35,12 @@ enum sroce_mr_type {
 
 struct sroce_mr {
 	struct ib_mr ibmr;		/* lkey, rkey, iova, length, pd */
+	/*
+	 * The key the datapath accepts (lkey == rkey).  Not ibmr.lkey: a
+	 * ULP rewrites that with ib_update_fast_reg_key() before it posts
+	 * the REG_MR that makes the new key valid.
+	 */
+	u32 key;
 	enum sroce_mr_type type;
 	int access;			/* IB_ACCESS_* */
 	struct ib_umem *umem;		/* SROCE_MR_USER */
@@ -50,6 +57,16 @@ struct sroce_mr {
 	 * responder that executes those, read by sroce_mr_check().
 	 */
 	bool valid;
+	/*
+	 * Memory windows (mw.h), under sdev->mw_lock.  An MR counts the
+	 * windows bound to it; a window has a type (1 or 2), the MR it is
+	 * bound to (ibmr.iova/length/pd and access describe the window),
+	 * and for type 2 the QP it was bound through.
+	 */
+	u32 num_mw;
+	u8 mw_type;
+	u32 mw_qpn;
+	struct sroce_mr *parent;
 	refcount_t ref;
 	struct completion released;	/* ref reached zero */
 	struct rcu_head rcu;
@@ -73,20 +90,29 @@ int sroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
 
 /*
- * Local memory operations, executed by the requester (IB_WR_REG_MR and
- * IB_WR_LOCAL_INV, kernel QPs only: see sroce_post_send() for the WQE
- * encoding) and the responder (SEND_WITH_INV).  @pd is the QP's PD.
- * Return 0 or -EINVAL (no such fast-registration MR in @pd; the caller
- * completes the WQE with IB_WC_MW_BIND_ERR / IB_WC_LOC_PROT_ERR or NAKs).
+ * Local memory operations, executed by the requester (IB_WR_REG_MR, kernel
+ * QPs only: see SROCE_WR_REG_MR in qp.h; IB_WR_LOCAL_INV) and the
+ * responder (SEND_WITH_INV).  @pd is the QP's PD.  Return 0 or -EINVAL;
+ * the caller completes the WQE with IB_WC_MW_BIND_ERR (REG_MR) or
+ * IB_WC_LOC_PROT_ERR (LOCAL_INV), or NAKs (SEND_WITH_INV).
  *
- * sroce_mr_fast_reg: make the MR whose key index is that of @key valid
- * under @key with @access (the ULP usually already wrote @key into
- * ib_mr.lkey/rkey with ib_update_fast_reg_key()).
- * sroce_mr_invalidate: make the MR of @key invalid.
+ * sroce_mr_fast_reg: make the fast-registration MR that was posted with
+ * key @mr_key valid under @key with @access.  Only the low 8 bits (the
+ * consumer's key byte) may differ between the two (IBA 10.6.3.4), the MR
+ * must be in @pd, not valid, and its page list (ib_map_mr_sg()) must cover
+ * ibmr.iova/length.
+ * sroce_mr_invalidate: make the fast-registration MR whose valid key is
+ * exactly @key invalid.  Invalidating an invalid MR is allowed.
  */
-int sroce_mr_fast_reg(struct sroce_dev *sdev, struct ib_pd *pd, u32 key,
-		      int access);
+int sroce_mr_fast_reg(struct sroce_dev *sdev, struct ib_pd *pd, u32 mr_key,
+		      u32 key, int access);
 int sroce_mr_invalidate(struct sroce_dev *sdev, struct ib_pd *pd, u32 key);
+
+/* For mw.c: a new MR object, its key, and its end. */
+struct sroce_mr *sroce_mr_new(struct sroce_dev *sdev, enum sroce_mr_type type,
+			      int access);
+int sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr);
+void sroce_mr_release(struct sroce_dev *sdev, struct sroce_mr *mr);
 
 /* Datapath. */
 struct sroce_mr *sroce_mr_get(struct sroce_dev *sdev, u32 key);

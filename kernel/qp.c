@@ -236,6 +236,18 @@ void sroce_qp_error(struct sroce_qp *qp)
 	}
 }
 
+void sroce_qp_sq_drained(struct sroce_qp *qp)
+{
+	struct ib_event event = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_SQ_DRAINED,
+	};
+
+	if (sroce_qp_state(qp) == IB_QPS_SQD && qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&event, qp->ibqp.qp_context);
+}
+
 static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
 {
 	enum ib_qp_state old;
@@ -390,9 +402,13 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			  ibqp->qp_num, cur, next, mask);
 		goto out;
 	}
-	/* No SQ drain (SQD) yet: refuse it rather than pretend. */
-	if (next == IB_QPS_SQD) {
-		err = -EOPNOTSUPP;
+	/*
+	 * SQD -> SQD changes attributes the requester reads while it
+	 * works: only once the drain is over (IBA 10.3.1.4).
+	 */
+	if (cur == IB_QPS_SQD && next == IB_QPS_SQD &&
+	    sroce_requester_draining(qp)) {
+		err = -EBUSY;
 		goto out;
 	}
 	err = sroce_qp_check_attr(qp, attr, mask);
@@ -424,10 +440,14 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		goto out;
 	}
 	sroce_qp_set_state(qp, next);
-	if (next == IB_QPS_RTR || next == IB_QPS_RTS)
+	/* The responder keeps working in SQD; it re-reads its attributes. */
+	if (next == IB_QPS_RTR || next == IB_QPS_RTS || next == IB_QPS_SQD)
 		sroce_responder_start(qp);
 	if (next == IB_QPS_RTS)
 		sroce_requester_start(qp);
+	if (next == IB_QPS_SQD && cur == IB_QPS_RTS)
+		sroce_requester_drain(qp, (mask & IB_QP_EN_SQD_ASYNC_NOTIFY) &&
+				      attr->en_sqd_async_notify);
 	err = 0;
 out:
 	mutex_unlock(&qp->modify_mutex);
@@ -444,7 +464,8 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->qp_state = sroce_qp_state(qp);
 	attr->cur_qp_state = attr->qp_state;
 	attr->cap = qp->cap;
-	attr->sq_draining = 0;
+	attr->sq_draining = attr->qp_state == IB_QPS_SQD &&
+			    sroce_requester_draining(qp);
 	mutex_unlock(&qp->modify_mutex);
 
 	memset(init, 0, sizeof(*init));

@@ -134,6 +134,13 @@ static inline enum ib_qp_state sroce_qp_state(const struct sroce_qp *qp)
 void sroce_qp_error(struct sroce_qp *qp);
 
 /*
+ * The requester finished draining the send queue in SQD and the consumer
+ * asked to be told (IB_QP_EN_SQD_ASYNC_NOTIFY): raise IB_EVENT_SQ_DRAINED
+ * if the QP is still in SQD.  No role lock held.
+ */
+void sroce_qp_sq_drained(struct sroce_qp *qp);
+
+/*
  * The receive queue, for the responder (softirq or process context).
  * sroce_rq_fetch() copies the oldest posted WQE (of the RQ or the SRQ)
  * into @rwqe: 0, -ENOENT if there is none, -ESHUTDOWN once the QP's

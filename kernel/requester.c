@@ -41,6 +41,7 @@
 #include "completer.h"
 #include "cq.h"
 #include "mr.h"
+#include "mw.h"
 #include "opcode.h"
 #include "pkt.h"
 #include "psn.h"
@@ -127,12 +128,13 @@ static bool sroce_swqe_opcode_ok(enum ib_qp_type type, u8 opcode)
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		return type == IB_QPT_RC;
+	case IB_UVERBS_WR_LOCAL_INV:
+	case IB_UVERBS_WR_BIND_MW:
+	case IB_WR_REG_MR:
+		/* Local operations: every transport that has memory access. */
+		return type == IB_QPT_RC || type == IB_QPT_UC ||
+		       type == IB_QPT_UD;
 	default:
-		/*
-		 * TODO: local operations (LOCAL_INV, REG_MR, BIND_MW) need
-		 * MR invalidation state that mr.c does not have yet.  Until
-		 * then they complete with IB_WC_LOC_QP_OP_ERR.
-		 */
 		return false;
 	}
 }
@@ -161,6 +163,9 @@ static enum ib_wc_status sroce_swqe_copy_fixed(struct sroce_qp *qp,
 	swqe->status = IB_WC_SUCCESS;
 	swqe->rd_atomic_held = false;
 
+	/* IB_WR_REG_MR has no userspace value: kernel QPs only. */
+	if (swqe->opcode == IB_WR_REG_MR && qp->user)
+		return IB_WC_LOC_QP_OP_ERR;
 	if (!sroce_swqe_opcode_ok(qp->ibqp.qp_type, swqe->opcode))
 		return IB_WC_LOC_QP_OP_ERR;
 	if (!sroce_swqe_may_inline(swqe->opcode))
@@ -171,6 +176,15 @@ static enum ib_wc_status sroce_swqe_copy_fixed(struct sroce_qp *qp,
 	swqe->ah_num = wqe->wr.ud.ah_num;
 	swqe->remote_qpn = wqe->wr.ud.remote_qpn & SROCE_QPN_MASK;
 	swqe->remote_qkey = wqe->wr.ud.remote_qkey;
+	if (swqe->opcode == IB_WR_REG_MR ||
+	    swqe->opcode == IB_UVERBS_WR_BIND_MW) {
+		swqe->reg.flags = wqe->wr.bind_mw.bind_flags;
+		swqe->reg.addr = wqe->wr.bind_mw.addr;
+		swqe->reg.length = wqe->wr.bind_mw.length;
+		swqe->reg.key = wqe->wr.bind_mw.mw_rkey;
+		swqe->reg.mr_lkey = wqe->wr.bind_mw.mr_lkey;
+		swqe->reg.access = wqe->wr.bind_mw.access;
+	}
 	if (sroce_swqe_is_atomic(swqe)) {
 		swqe->remote_addr = wqe->wr.atomic.remote_addr;
 		swqe->rkey = wqe->wr.atomic.rkey;
@@ -194,6 +208,9 @@ static enum ib_wc_status sroce_swqe_copy_data(struct sroce_qp *qp,
 	u64 total = 0;
 	unsigned int i;
 
+	/* Local operations carry no data. */
+	if (sroce_swqe_is_local(swqe))
+		return IB_WC_SUCCESS;
 	if (swqe->flags & SROCE_SEND_INLINE) {
 		if (inline_len > req->max_inline)
 			return IB_WC_LOC_LEN_ERR;
@@ -503,6 +520,7 @@ static void sroce_req_fill_hdrs(struct sroce_qp *qp, struct sk_buff *skb,
 enum sroce_req_step {
 	SROCE_REQ_SENT,		/* a packet left (or was lost on the way) */
 	SROCE_REQ_FETCHED,	/* a WQE started; its first packet is next */
+	SROCE_REQ_LOCAL,	/* a local operation was executed and retired */
 	SROCE_REQ_IDLE,		/* nothing to send until someone kicks */
 	SROCE_REQ_NOMEM,	/* try again a little later */
 	SROCE_REQ_BUSY,		/* the way out is full: resend that PSN soon */
@@ -752,12 +770,74 @@ static bool sroce_req_window_full(struct sroce_qp *qp)
 static bool sroce_req_may_start(struct sroce_requester *req,
 				const struct sroce_swqe *swqe)
 {
+	/*
+	 * A local operation runs once everything before it completed: an
+	 * invalidation must not pull memory from under a request that may
+	 * still be retransmitted or answered, and it completes in SQ order.
+	 */
+	if (sroce_swqe_is_local(swqe))
+		return req->tail == req->head;
 	if (sroce_swqe_needs_response(swqe) &&
 	    req->rd_atomic >= req->max_rd_atomic)
 		return false;
 	if ((swqe->flags & SROCE_SEND_FENCE) && req->rd_atomic)
 		return false;
 	return true;
+}
+
+/*
+ * Execute local operation @swqe (everything older has retired), with the
+ * IB-defined statuses (IBA 11.6.2): a fast registration or window bind
+ * that is not allowed is a Memory Window Bind Error, an invalidation of a
+ * key that cannot be invalidated a Local Protection Error.
+ */
+static enum ib_wc_status sroce_req_local_op(struct sroce_qp *qp,
+					    struct sroce_swqe *swqe)
+{
+	struct sroce_dev *sdev = qp->sdev;
+	struct ib_pd *pd = qp->ibqp.pd;
+
+	switch (swqe->opcode) {
+	case IB_WR_REG_MR:
+		if (sroce_mr_fast_reg(sdev, pd, swqe->reg.mr_lkey,
+				      swqe->reg.key, swqe->reg.access))
+			return IB_WC_MW_BIND_ERR;
+		return IB_WC_SUCCESS;
+	case IB_UVERBS_WR_LOCAL_INV:
+		if (sroce_key_invalidate(qp, swqe->inv_rkey, false))
+			return IB_WC_LOC_PROT_ERR;
+		return IB_WC_SUCCESS;
+	case IB_UVERBS_WR_BIND_MW:
+		return sroce_mw_bind(qp, swqe->reg.key, swqe->reg.mr_lkey,
+				     swqe->reg.addr, swqe->reg.length,
+				     swqe->reg.access,
+				     swqe->reg.flags & SROCE_BIND_VERB);
+	default:
+		return IB_WC_LOC_QP_OP_ERR;
+	}
+}
+
+/*
+ * A local operation at the head: its turn came (may_start), so it is the
+ * only fetched WQE.  It takes no PSN; it is retired right here, or fails
+ * as the oldest WQE.
+ */
+static enum sroce_req_step sroce_req_fetch_local(struct sroce_qp *qp,
+						 struct sroce_swqe *swqe)
+{
+	struct sroce_requester *req = &qp->req;
+	enum ib_wc_status status = sroce_req_local_op(qp, swqe);
+
+	swqe->first_psn = req->psn;
+	swqe->last_psn = sroce_psn_add(req->psn, -1U);
+	req->head++;
+	if (status != IB_WC_SUCCESS) {
+		sroce_req_local_error(qp, req->head - 1, status);
+		return SROCE_REQ_STOPPED;
+	}
+	req->cur = req->head;
+	sroce_comp_retire(qp, IB_WC_SUCCESS);
+	return SROCE_REQ_LOCAL;
 }
 
 /*
@@ -779,6 +859,8 @@ static enum sroce_req_step sroce_req_fetch(struct sroce_qp *qp)
 	status = sroce_swqe_copy(qp, req->head, swqe);
 	if (status == IB_WC_SUCCESS && !sroce_req_may_start(req, swqe))
 		return SROCE_REQ_IDLE;
+	if (status == IB_WC_SUCCESS && sroce_swqe_is_local(swqe))
+		return sroce_req_fetch_local(qp, swqe);
 	if (status == IB_WC_SUCCESS)
 		status = sroce_swqe_check_sges(qp, swqe);
 	npkts = sroce_swqe_npkts(swqe, req->mtu);
@@ -811,6 +893,9 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp)
 	enum sroce_req_step step;
 
 	if (sroce_req_window_full(qp))
+		return SROCE_REQ_IDLE;
+	/* SQD: finish what was started, start nothing new. */
+	if (req->draining && req->cur == req->head)
 		return SROCE_REQ_IDLE;
 	/* Nothing at or after a locally failed WQE may leave. */
 	if (req->local_error &&
@@ -845,6 +930,22 @@ static void sroce_req_check_local_error(struct sroce_qp *qp)
 			       sroce_req_swqe(qp, req->tail)->status);
 }
 
+/*
+ * SQD: the send queue is drained once every WQE the requester started has
+ * retired (IBA 10.3.1.4); the event is raised once per drain, after
+ * req.lock is dropped.
+ */
+static void sroce_req_check_drained(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	if (req->draining && req->drain_notify && !req->error &&
+	    req->tail == req->head) {
+		req->drain_notify = false;
+		req->want_sq_drained = true;
+	}
+}
+
 static void sroce_req_pass(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
@@ -866,11 +967,12 @@ static void sroce_req_pass(struct sroce_qp *qp)
 
 	for (budget = SROCE_REQ_BUDGET; budget; budget--) {
 		step = sroce_req_step(qp);
-		if (step != SROCE_REQ_SENT)
+		if (step != SROCE_REQ_SENT && step != SROCE_REQ_LOCAL)
 			break;
 	}
 	/* UC retires as it sends: a local error may be the oldest now. */
 	sroce_req_check_local_error(qp);
+	sroce_req_check_drained(qp);
 	/*
 	 * Transmit backpressure: the queue drains as soon as bottom halves
 	 * run (when req.lock is dropped), so retry at once from the work
@@ -897,7 +999,7 @@ static void sroce_req_pass(struct sroce_qp *qp)
 void sroce_req_run(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
-	bool qp_error;
+	bool qp_error, drained;
 
 	while (test_bit(SROCE_REQ_KICK, &req->pending)) {
 		if (!spin_trylock_bh(&req->lock))
@@ -906,10 +1008,14 @@ void sroce_req_run(struct sroce_qp *qp)
 		sroce_req_pass(qp);
 		qp_error = req->want_qp_error;
 		req->want_qp_error = false;
+		drained = req->want_sq_drained;
+		req->want_sq_drained = false;
 		spin_unlock_bh(&req->lock);
 
 		if (qp_error)
 			sroce_qp_error(qp);
+		if (drained)
+			sroce_qp_sq_drained(qp);
 		smp_mb();	/* see above */
 	}
 }
@@ -1254,6 +1360,9 @@ static void sroce_req_reset_state(struct sroce_qp *qp)
 	req->local_error = false;
 	req->rnr_wait = false;
 	req->want_qp_error = false;
+	req->draining = false;
+	req->drain_notify = false;
+	req->want_sq_drained = false;
 	sroce_completer_init(qp);
 }
 
@@ -1334,6 +1443,8 @@ void sroce_requester_start(struct sroce_qp *qp)
 		qp->comp.psn = req->psn;
 		req->started = true;
 	}
+	req->draining = false;		/* SQD -> RTS */
+	req->drain_notify = false;
 	/* UD has no path: its messages are bounded by the port's MTU. */
 	if (sroce_qp_is_ud(qp))
 		mtu = ib_mtu_enum_to_int(sroce_active_mtu(READ_ONCE(qp->sdev->ndev->mtu)));
@@ -1362,6 +1473,30 @@ void sroce_requester_start(struct sroce_qp *qp)
 	spin_unlock_bh(&req->lock);
 
 	sroce_requester_kick(qp);
+}
+
+void sroce_requester_drain(struct sroce_qp *qp, bool notify)
+{
+	struct sroce_requester *req = &qp->req;
+
+	spin_lock_bh(&req->lock);
+	req->draining = true;
+	req->drain_notify = notify;
+	spin_unlock_bh(&req->lock);
+	/* Maybe drained already: the pass looks. */
+	sroce_requester_kick(qp);
+}
+
+/* In SQD and not drained yet (query_qp's sq_draining). */
+bool sroce_requester_draining(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	bool draining;
+
+	spin_lock_bh(&req->lock);
+	draining = req->draining && !req->error && req->tail != req->head;
+	spin_unlock_bh(&req->lock);
+	return draining;
 }
 
 void sroce_requester_cleanup(struct sroce_qp *qp)

@@ -105,7 +105,15 @@ struct sroce_swqe {
 	u32 remote_qpn;		/* UD */
 	u32 remote_qkey;	/* UD */
 	__be32 imm_data;	/* *_WITH_IMM */
-	u8 opcode;		/* enum ib_uverbs_wr_opcode */
+	struct {		/* REG_MR (kernel only, see qp.h), BIND_MW */
+		u64 addr;
+		u64 length;
+		u32 key;	/* the key to register or bind under */
+		u32 mr_lkey;	/* the MR (REG_MR: when posted) */
+		u32 access;	/* IB_ACCESS_* */
+		u32 flags;	/* BIND_MW: SROCE_BIND_* */
+	} reg;
+	u8 opcode;		/* enum ib_uverbs_wr_opcode, or IB_WR_REG_MR */
 	u8 num_sge;		/* 0 when the data is inline */
 	u16 flags;		/* SROCE_SEND_* */
 
@@ -134,6 +142,17 @@ static inline bool sroce_swqe_is_atomic(const struct sroce_swqe *swqe)
 {
 	return swqe->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 	       swqe->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/*
+ * Executed by the requester itself, without a packet: fast registration,
+ * local invalidation, window binding (sroce_req_local_op()).
+ */
+static inline bool sroce_swqe_is_local(const struct sroce_swqe *swqe)
+{
+	return swqe->opcode == IB_WR_REG_MR ||
+	       swqe->opcode == IB_UVERBS_WR_LOCAL_INV ||
+	       swqe->opcode == IB_UVERBS_WR_BIND_MW;
 }
 
 /* Its completion comes from a response, not from an ACK. */
@@ -192,6 +211,9 @@ struct sroce_requester {
 	bool probed;			/* the retransmit timer sent its probe */
 	bool dying;			/* being destroyed: do nothing */
 	bool want_qp_error;		/* ask qp.c to move the QP to ERR */
+	bool draining;			/* SQD: start no new WQE */
+	bool drain_notify;		/* ... and report when drained */
+	bool want_sq_drained;		/* raise IB_EVENT_SQ_DRAINED, unlocked */
 
 	struct timer_list retrans_timer;
 	struct timer_list rnr_timer;
@@ -210,6 +232,9 @@ void sroce_requester_module_exit(void);
  *            retry counts may change later)
  *   flush    when the QP enters ERR (any context but hardirq, without
  *            req.lock); completes every WQE, IB_WC_WR_FLUSH_ERR
+ *   drain    on RTS -> SQD: start no new WQE; once every started WQE
+ *            retired, raise IB_EVENT_SQ_DRAINED if @notify.  The next
+ *            start (SQD -> RTS) ends the drain.
  *   reset    on the transition to RESET, after qp.c moved the SQ ring's
  *            consumer past the posted WQEs (process context)
  *   cleanup  at destroy, after the QP left qp_xa (process context): stops
@@ -219,6 +244,8 @@ void sroce_requester_module_exit(void);
 int sroce_requester_init(struct sroce_qp *qp);
 void sroce_requester_start(struct sroce_qp *qp);
 void sroce_requester_flush(struct sroce_qp *qp);
+void sroce_requester_drain(struct sroce_qp *qp, bool notify);
+bool sroce_requester_draining(struct sroce_qp *qp);
 void sroce_requester_reset(struct sroce_qp *qp);
 void sroce_requester_cleanup(struct sroce_qp *qp);
 

@@ -37,6 +37,7 @@
 
 #include "cq.h"
 #include "mr.h"
+#include "mw.h"
 #include "opcode.h"
 #include "pkt.h"
 #include "psn.h"
@@ -410,13 +411,13 @@ static int sroce_resp_copy_to_mr(void *ctx, const void *buf, u32 len)
 
 /*
  * SEND with invalidate (IBA 10.6.6.3): only memory that can be invalidated
- * (fast-registration MRs) of the QP's PD may be named; any other key is
- * an invalid request.
+ * (fast-registration MRs, type 2 windows bound through this QP) of the
+ * QP's PD may be named; any other key is an invalid request.
  */
 static enum sroce_resp_result sroce_resp_invalidate(struct sroce_qp *qp,
 						    u32 rkey)
 {
-	if (sroce_mr_invalidate(qp->sdev, qp->ibqp.pd, rkey))
+	if (sroce_key_invalidate(qp, rkey, true))
 		return SROCE_RESP_E_INVAL_KEY;
 	return SROCE_RESP_DONE;
 }
@@ -465,13 +466,8 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 static struct sroce_mr *sroce_resp_rkey(struct sroce_qp *qp, u32 rkey, u64 va,
 					u64 len, int access)
 {
-	struct sroce_mr *mr = sroce_mr_get(qp->sdev, rkey);
-
-	if (mr && sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
-		sroce_mr_put(mr);
-		mr = NULL;
-	}
-	return mr;
+	/* An MR's key or a memory window's (mw.c). */
+	return sroce_rkey_get(qp, rkey, va, len, access);
 }
 
 /* A WRITE FIRST or ONLY: its RETH names the whole target range. */
@@ -1224,6 +1220,23 @@ static void sroce_resp_work(struct work_struct *work)
 }
 
 /*
+ * A READ request for the READ in progress, at a PSN it already sent, with
+ * nothing queued behind it: see sroce_responder_rcv().
+ */
+static bool sroce_resp_read_restarted(struct sroce_responder *resp,
+				      struct sk_buff *skb)
+{
+	const struct sroce_resp_res *res = resp->read;
+	u32 psn = SROCE_PKT(skb)->psn;
+
+	return res && skb_queue_empty(&resp->backlog) &&
+	       sroce_resp_op(skb)->kind == SROCE_OPK_READ_REQ &&
+	       sroce_psn_in_range(psn, res->first_psn,
+				  sroce_psn_diff(res->first_psn,
+						 resp->read_psn) + 1);
+}
+
+/*
  * Receive hook for request opcodes (recv.c has checked headers, ICRC,
  * QP type and state).  While a READ response is being sent, requests
  * wait behind it so that answers leave in PSN order.
@@ -1233,7 +1246,19 @@ void sroce_responder_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 	struct sroce_responder *resp = &qp->resp;
 
 	spin_lock_bh(&resp->lock);
-	if (!resp->read && skb_queue_empty(&resp->backlog)) {
+	if (sroce_resp_read_restarted(resp, skb)) {
+		/*
+		 * The requester asks again for the READ being answered,
+		 * from a PSN we already sent: it lost a response.  What we
+		 * would still send after that gap it drops as out of
+		 * order, so stop and answer the duplicate now (it replays
+		 * from the resource cache); without this a long READ
+		 * (4096 responses at MTU 256) keeps streaming useless
+		 * packets for longer than the requester's ACK timeout.
+		 */
+		resp->read = NULL;
+		sroce_resp_packet(qp, skb);
+	} else if (!resp->read && skb_queue_empty(&resp->backlog)) {
 		sroce_resp_packet(qp, skb);
 	} else if (skb_queue_len(&resp->backlog) < SROCE_RESP_BACKLOG_MAX &&
 		   !resp->dying) {

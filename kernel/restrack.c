@@ -165,6 +165,8 @@ static const char *sroce_mr_type_name(enum sroce_mr_type type)
 		return "user";
 	case SROCE_MR_FAST_REG:
 		return "fast_reg";
+	case SROCE_MR_MW:
+		return "mw";	/* never an ib_mr: windows have no restrack */
 	}
 	return "unknown";
 }
@@ -188,6 +190,7 @@ int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 				      sroce_mr_type_name(mr->type)) ||
 	    sroce_put_hex(msg, "access", mr->access) ||
 	    sroce_put_u32(msg, "valid", READ_ONCE(mr->valid)) ||
+	    sroce_put_u32(msg, "windows", READ_ONCE(mr->num_mw)) ||
 	    sroce_put_u32(msg, "pages", pages) ||
 	    /* The verbs object's reference is not a datapath user. */
 	    sroce_put_u32(msg, "users", refcount_read(&mr->ref) - 1)) {

@@ -54,7 +54,13 @@
 #define SROCE_MAX_INLINE_DATA	512
 #define SROCE_MAX_CQ		16384
 #define SROCE_MAX_CQE		65535
-#define SROCE_MAX_QP_RD_ATOM	16		/* outstanding READ/atomic per QP */
+/*
+ * Outstanding READ/atomic per QP.  As rdma_rxe: perftest's ib_read_bw
+ * sets max_rd_atomic to the peer's max_qp_rd_atom, so with less an sroce
+ * requester could not connect to an rdma_rxe responder.  Costs a
+ * 128-entry responder resource cache per QP (responder.h).
+ */
+#define SROCE_MAX_QP_RD_ATOM	128
 #define SROCE_MAX_RES_RD_ATOM	(SROCE_MAX_QP * SROCE_MAX_QP_RD_ATOM)
 #define SROCE_MAX_AH		32768
 #define SROCE_MAX_MCAST_GRP	256		/* groups per device */
@@ -145,6 +151,7 @@ struct sroce_dev {
 	/* Memory keys: index (key >> 8) -> struct sroce_mr, see mr.c. */
 	struct xarray mr_xa;
 	u32 mr_next;			/* cyclic allocation cursor */
+	spinlock_t mw_lock;		/* window binding state, see mw.h */
 	atomic_t key_tag;		/* low 8 bits of new keys */
 
 	/* QP numbers: qpn -> struct sroce_qp, see qp.c; BH-safe lock. */

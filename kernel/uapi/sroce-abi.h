@@ -111,6 +111,16 @@ enum sroce_send_flags {
 };
 
 /*
+ * sroce_send_wqe.wr.bind_mw.bind_flags.  A BIND_MW WQE binds a type 2
+ * window (IBV_WR_BIND_MW posted by the consumer) or, with SROCE_BIND_VERB,
+ * a type 1 window (ibv_bind_mw(), which the provider posts the same way).
+ * The window is the one whose key index is that of @mw_rkey.
+ */
+enum sroce_bind_flags {
+	SROCE_BIND_VERB		= 1 << 0,
+};
+
+/*
  * Send queue slot.  @opcode is an enum ib_uverbs_wr_opcode value (the values
  * of IBV_WR_* in libibverbs).  Following the fixed part are either @num_sge
  * sroce_sge elements or, with SROCE_SEND_INLINE, @inline_len bytes of data.
@@ -151,7 +161,7 @@ struct sroce_send_wqe {
 			__u32 mw_rkey;		/* the new rkey of the window */
 			__u32 mr_lkey;		/* the MR the window is bound to */
 			__u32 access;		/* IB_ACCESS_* / IBV_ACCESS_* */
-			__u32 reserved;
+			__u32 bind_flags;	/* SROCE_BIND_* */
 		} bind_mw;
 		__u8 pad[40];
 	} wr;
