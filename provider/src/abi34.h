@@ -316,6 +316,7 @@ SROCE_LEGACY_CMD(get_context);
 SROCE_LEGACY_CMD(query_port);
 SROCE_LEGACY_CMD(alloc_pd);
 SROCE_LEGACY_CMD(reg_mr);
+SROCE_LEGACY_CMD(alloc_mw);
 SROCE_LEGACY_CMD(rereg_mr);
 SROCE_LEGACY_CMD(create_cq);
 SROCE_EX_CMD(ex_create_cq, ex_create_cq);
@@ -353,6 +354,8 @@ SROCE_LEGACY_CMD(post_send);
 	X(ibv_cmd_reg_mr)                                                     \
 	X(ibv_cmd_dereg_mr)                                                   \
 	X(ibv_cmd_rereg_mr)                                                   \
+	X(ibv_cmd_alloc_mw)                                                   \
+	X(ibv_cmd_dealloc_mw)                                                 \
 	X(ibv_cmd_create_cq)                                                  \
 	X(ibv_cmd_create_cq_ex)                                               \
 	X(ibv_cmd_resize_cq)                                                  \
@@ -403,6 +406,11 @@ int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		   struct sroce_cmd_reg_mr *cmd, size_t cmd_size,
 		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
 int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct sroce_cmd_alloc_mw *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
 		     size_t length, uint64_t hca_va, int access,
 		     struct ibv_pd *pd, struct sroce_cmd_rereg_mr *cmd,

@@ -55,7 +55,9 @@ constexpr verbs_context_ops make_ops()
 {
 	verbs_context_ops o{};
 
+	o.alloc_mw = alloc_mw;
 	o.alloc_pd = alloc_pd;
+	o.bind_mw = bind_mw;
 	o.attach_mcast = ibv_cmd_attach_mcast;
 	o.create_ah = create_ah;
 	o.create_cq = create_cq;
@@ -63,6 +65,7 @@ constexpr verbs_context_ops make_ops()
 	o.create_qp = create_qp;
 	o.create_qp_ex = create_qp_ex;
 	o.create_srq = create_srq;
+	o.dealloc_mw = dealloc_mw;
 	o.dealloc_pd = dealloc_pd;
 	o.dereg_mr = dereg_mr;
 	o.destroy_ah = destroy_ah;

@@ -93,6 +93,13 @@ int ring_doorbell(Qp *qp)
 
 int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr)
 {
+	return post_send_bind(ibqp, wr, bad_wr, false);
+}
+
+// @by_verb: the WRs are the BIND_MW of ibv_bind_mw() (mw.cpp).
+int post_send_bind(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr,
+		   bool by_verb)
+{
 	Qp *qp = from_qp(ibqp);
 	RingView &r = qp->sq.ring;
 	int err = 0;
@@ -117,7 +124,7 @@ int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr)
 			break;
 		}
 		err = encode_send_wqe(*wr, qp->send, r.entry_size(),
-				      r.slot(prod + n));
+				      r.slot(prod + n), by_verb);
 		if (err)
 			break;
 	}

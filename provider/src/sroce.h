@@ -142,6 +142,11 @@ int dereg_mr(verbs_mr *vmr);
 int rereg_mr(verbs_mr *vmr, int flags, ibv_pd *pd, void *addr, size_t length,
 	     int access);
 
+// mw.cpp
+ibv_mw *alloc_mw(ibv_pd *pd, ibv_mw_type type);
+int dealloc_mw(ibv_mw *mw);
+int bind_mw(ibv_qp *qp, ibv_mw *mw, ibv_mw_bind *mw_bind);
+
 // cq.cpp
 ibv_cq *create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *channel,
 		  int comp_vector);
@@ -162,6 +167,8 @@ int destroy_qp(ibv_qp *qp);
 
 // post.cpp (data path)
 int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad_wr);
+int post_send_bind(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad_wr,
+		   bool by_verb);
 int post_recv(ibv_qp *qp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
 int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
 int ring_doorbell(Qp *qp);

@@ -17,14 +17,14 @@ bool send_opcode_allowed(ibv_qp_type type, ibv_wr_opcode opcode)
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_LOCAL_INV:
+	case IBV_WR_BIND_MW:
 		return type == IBV_QPT_RC || type == IBV_QPT_UC;
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return type == IBV_QPT_RC;
 	default:
-		// BIND_MW needs memory windows, TSO/DRIVER1/ATOMIC_WRITE/FLUSH
-		// are not implemented by sroce.
+		// TSO/DRIVER1/ATOMIC_WRITE/FLUSH are not implemented by sroce.
 		return false;
 	}
 }
@@ -34,7 +34,8 @@ uint64_t supported_send_ops(ibv_qp_type type)
 	uint64_t ud = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 	uint64_t uc = ud | IBV_QP_EX_WITH_RDMA_WRITE |
 		      IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-		      IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_LOCAL_INV;
+		      IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_LOCAL_INV |
+		      IBV_QP_EX_WITH_BIND_MW;
 	uint64_t rc = uc | IBV_QP_EX_WITH_RDMA_READ |
 		      IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 		      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
@@ -51,7 +52,7 @@ namespace {
 
 bool carries_data(ibv_wr_opcode op)
 {
-	return op != IBV_WR_LOCAL_INV;
+	return op != IBV_WR_LOCAL_INV && op != IBV_WR_BIND_MW;
 }
 
 bool may_inline(ibv_wr_opcode op)
@@ -64,8 +65,19 @@ bool may_inline(ibv_wr_opcode op)
 
 } // namespace
 
+void encode_bind_mw(sroce_send_wqe *wqe, uint32_t new_rkey,
+		    const ibv_mw_bind_info &info, bool by_verb)
+{
+	wqe->wr.bind_mw.addr = info.addr;
+	wqe->wr.bind_mw.length = info.length;
+	wqe->wr.bind_mw.mw_rkey = new_rkey;
+	wqe->wr.bind_mw.mr_lkey = info.mr ? info.mr->lkey : 0;
+	wqe->wr.bind_mw.access = info.mw_access_flags;
+	wqe->wr.bind_mw.bind_flags = by_verb ? SROCE_BIND_VERB : 0;
+}
+
 int encode_send_wqe(const ibv_send_wr &wr, const SendLimits &lim,
-		    uint32_t entry_size, void *slot)
+		    uint32_t entry_size, void *slot, bool bind_by_verb)
 {
 	const bool inl = (wr.send_flags & IBV_SEND_INLINE) &&
 			 carries_data(wr.opcode);
@@ -91,6 +103,10 @@ int encode_send_wqe(const ibv_send_wr &wr, const SendLimits &lim,
 		return EINVAL;
 	}
 	if (lim.qp_type == IBV_QPT_UD && !wr.wr.ud.ah)
+		return EINVAL;
+	if (wr.opcode == IBV_WR_BIND_MW &&
+	    (!wr.bind_mw.mw ||
+	     (wr.bind_mw.bind_info.length && !wr.bind_mw.bind_info.mr)))
 		return EINVAL;
 
 	auto *wqe = static_cast<sroce_send_wqe *>(slot);
@@ -129,6 +145,10 @@ int encode_send_wqe(const ibv_send_wr &wr, const SendLimits &lim,
 		wqe->wr.atomic.compare_add = wr.wr.atomic.compare_add;
 		wqe->wr.atomic.swap = wr.wr.atomic.swap;
 		wqe->wr.atomic.rkey = wr.wr.atomic.rkey;
+		break;
+	case IBV_WR_BIND_MW:
+		encode_bind_mw(wqe, wr.bind_mw.rkey, wr.bind_mw.bind_info,
+			       bind_by_verb);
 		break;
 	default:
 		break;

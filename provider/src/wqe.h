@@ -45,9 +45,14 @@ constexpr unsigned wqe_flag_mask = IBV_SEND_FENCE | IBV_SEND_SIGNALED |
 
 // Validate @wr against @lim and write it into @slot (lim.entry_size bytes).
 // Returns 0, or EINVAL for a request the QP cannot carry; nothing is
-// written to the slot unless the whole request is valid.
+// written to the slot unless the whole request is valid.  @bind_by_verb:
+// @wr is the BIND_MW of ibv_bind_mw() (a type 1 window).
 int encode_send_wqe(const ibv_send_wr &wr, const SendLimits &lim,
-		    uint32_t entry_size, void *slot);
+		    uint32_t entry_size, void *slot, bool bind_by_verb = false);
+
+// The BIND_MW fields of a WQE: window @new_rkey onto @info.
+void encode_bind_mw(sroce_send_wqe *wqe, uint32_t new_rkey,
+		    const ibv_mw_bind_info &info, bool by_verb);
 
 // Same for receive queues (QP RQ or SRQ).
 int encode_recv_wqe(const ibv_recv_wr &wr, uint32_t max_sge, void *slot);

@@ -87,6 +87,19 @@ void wr_local_inv(ibv_qp_ex *qpx, uint32_t rkey)
 		w->ex.invalidate_rkey = rkey;
 }
 
+void wr_bind_mw(ibv_qp_ex *qpx, ibv_mw *mw, uint32_t rkey,
+		const ibv_mw_bind_info *info)
+{
+	Qp *qp = from_qp_ex(qpx);
+
+	if (!mw || !info || (info->length && !info->mr)) {
+		fail(qp, EINVAL);
+		return;
+	}
+	if (sroce_send_wqe *w = begin(qpx, IBV_WR_BIND_MW))
+		encode_bind_mw(w, rkey, *info, false);
+}
+
 void set_rdma(sroce_send_wqe *w, uint32_t rkey, uint64_t remote_addr)
 {
 	w->wr.rdma.remote_addr = remote_addr;
@@ -276,6 +289,7 @@ void install_wr_ops(ibv_qp_ex *qpx)
 	qpx->wr_send_imm = wr_send_imm;
 	qpx->wr_send_inv = wr_send_inv;
 	qpx->wr_local_inv = wr_local_inv;
+	qpx->wr_bind_mw = wr_bind_mw;
 	qpx->wr_rdma_write = wr_rdma_write;
 	qpx->wr_rdma_write_imm = wr_rdma_write_imm;
 	qpx->wr_rdma_read = wr_rdma_read;
