@@ -6,6 +6,8 @@
 # both sides):
 #   (c) loopback: requester and responder QPs on one device
 #   (a) pair: requester on sroce0, responder on sroce1 across the veth pair
+#   and the data tests again at path MTU 256 (loopback) and 512 (pair),
+#   the smallest IB MTUs: many more packets per message, same data checks.
 # Each rc_verbs run is one KTAP line here; its own KTAP (one line per test,
 # with expected/got status names on failure) is passed through as
 # diagnostics.
@@ -21,6 +23,9 @@ if [[ $SROCE_DRIVER == sroce ]]; then
 fi
 [[ -x $RC && $RC -nt $ST_DIR/rc_verbs.c ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
 	skip_all "cannot build $RC (make -C selftests)"
+
+# The data tests, for the runs at the small path MTUs.
+DATA_TESTS=send_sizes_1B_to_1MiB,send_multi_sge,write_sizes_1B_to_1MiB,read_sizes,read_multi_sge_and_pipelined,psn_wraparound,sqd_drain_event_and_resume
 
 trap 'topo_cleanup; sroce_unload' EXIT
 dmesg_mark
@@ -46,6 +51,7 @@ if topo_loopback 2>/tmp/topo.err; then
 	gi=$(gid_index $DEV_A $IP4_A)
 	if [[ -n $gi ]]; then
 		rc_suite "loopback $DEV_A (IPv4 GID $gi)" $NS_A -d $DEV_A -g "$gi"
+		rc_suite "loopback $DEV_A path MTU 256" $NS_A -d $DEV_A -g "$gi" -m 256 -t $DATA_TESTS
 	else
 		not_ok "RoCE v2 GID of $IP4_A on $DEV_A"; diag "$(gid_table $DEV_A)"
 	fi
@@ -60,6 +66,7 @@ if topo_pair 2>/tmp/topo.err; then
 	ga=$(gid_index $DEV_A $IP4_A) gb=$(gid_index $DEV_B $IP4_B)
 	if [[ -n $ga && -n $gb ]]; then
 		rc_suite "$DEV_A -> $DEV_B (GIDs $ga, $gb)" $NS_A -d $DEV_A -g "$ga" -D $DEV_B -G "$gb"
+		rc_suite "$DEV_A -> $DEV_B path MTU 512" $NS_A -d $DEV_A -g "$ga" -D $DEV_B -G "$gb" -m 512 -t $DATA_TESTS
 	else
 		not_ok "RoCE v2 GIDs of $IP4_A/$IP4_B"; diag "$(gid_table $DEV_A; gid_table $DEV_B)"
 	fi

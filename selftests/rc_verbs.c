@@ -3,7 +3,7 @@
  * rc_verbs: every RC operation and every RC error completion, checked byte
  * for byte and status for status, between two RC QPs.
  *
- *   rc_verbs -d DEV -g GIDX [-D DEV2 -G GIDX2]
+ *   rc_verbs -d DEV -g GIDX [-D DEV2 -G GIDX2] [-m MTU] [-t TEST,...]
  *
  * Side A (the requester in every test) is a QP on DEV with the GID at GIDX;
  * side B (the responder) is a QP on DEV2/GIDX2, or by default a second QP on
@@ -17,6 +17,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <poll.h>
 #include <infiniband/verbs.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -38,6 +39,7 @@
 
 static const char *opt_dev[2] = { "sroce0", NULL };
 static int opt_gidx[2] = { 1, -1 };
+static enum ibv_mtu opt_mtu;	/* 0: the smaller active MTU of the ports */
 
 struct side {
 	struct ibv_context *ctx;
@@ -46,6 +48,8 @@ struct side {
 	struct ibv_qp *qp;
 	uint8_t *buf;
 	struct ibv_mr *mr;
+	struct ibv_mr *mr2;	/* memory window tests: an MR with MW_BIND */
+	struct ibv_mw *mw;
 	union ibv_gid gid;
 	int gidx;
 	struct ibv_device_attr dev;
@@ -260,6 +264,10 @@ FIXTURE_TEARDOWN(rc)
 
 		if (s->qp)
 			ibv_destroy_qp(s->qp);
+		if (s->mw)
+			ibv_dealloc_mw(s->mw);
+		if (s->mr2)
+			ibv_dereg_mr(s->mr2);
 		if (s->mr)
 			ibv_dereg_mr(s->mr);
 		if (s->cq)
@@ -350,6 +358,12 @@ static void connect_pair(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *se
 	enum ibv_mtu mtu = a->port.active_mtu < b->port.active_mtu ?
 			   a->port.active_mtu : b->port.active_mtu;
 	int err;
+
+	if (opt_mtu)
+		mtu = opt_mtu;
+	/* What path_mtu_bytes() reports: the path MTU the tests run at. */
+	a->port.active_mtu = mtu;
+	b->port.active_mtu = mtu;
 
 	qp_create(_metadata, a, c);
 	qp_create(_metadata, b, c);
@@ -870,6 +884,308 @@ TEST_F(rc, psn_starts_at_0xffffff)
 
 /* ---- errors: receiver not ready ------------------------------------------- */
 
+/* ---- QP states: every legal transition, SQD ---------------------------------- */
+
+static int to_state(struct side *s, enum ibv_qp_state st, int mask, struct ibv_qp_attr *a)
+{
+	a->qp_state = st;
+	return ibv_modify_qp(s->qp, a, IBV_QP_STATE | mask);
+}
+
+/*
+ * Every transition IBA 10.3.1 allows an RC QP (RESET->INIT, INIT->INIT,
+ * INIT->RTR, RTR->RTS, RTS->RTS, RTS->SQD, SQD->SQD, SQD->RTS, x->ERR,
+ * x->RESET) is accepted and reported by query_qp; some illegal ones are
+ * refused with EINVAL and leave the state alone.  A QP that went the
+ * whole way round still moves data.
+ */
+TEST_F(rc, state_transitions_all)
+{
+	static const enum ibv_qp_state to_err_from[] = {
+		IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS, IBV_QPS_SQD,
+	};
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr q, x;
+	struct ibv_wc wc;
+	unsigned int i;
+
+	qp_create(_metadata, a, &c);
+	qp_create(_metadata, b, &c);
+	EXPECT_QP_STATE(a, IBV_QPS_RESET);
+
+	/*
+	 * Illegal from RESET: straight to RTS, SQD, and to ERR (the
+	 * kernel's table of legal transitions, ib_modify_qp_is_ok(), has
+	 * no RESET -> ERR: a QP in RESET has nothing to flush).
+	 */
+	memset(&x, 0, sizeof(x));
+	EXPECT_EQ(EINVAL, to_state(a, IBV_QPS_RTS, 0, &x));
+	EXPECT_EQ(EINVAL, to_state(a, IBV_QPS_SQD, 0, &x));
+	EXPECT_EQ(EINVAL, to_state(a, IBV_QPS_ERR, 0, &x));
+	EXPECT_QP_STATE(a, IBV_QPS_RESET);
+
+	/* x -> ERR -> RESET from every state that has one. */
+	for (i = 0; i < sizeof(to_err_from) / sizeof(to_err_from[0]); i++) {
+		enum ibv_qp_state from = to_err_from[i];
+
+		{
+			ASSERT_EQ(0, qp_connect(a, &c, c.access[0], b->qp->qp_num, &b->gid,
+						a->port.active_mtu, 7));
+			if (from == IBV_QPS_SQD) {
+				memset(&x, 0, sizeof(x));
+				ASSERT_EQ(0, to_state(a, IBV_QPS_SQD, 0, &x));
+			} else if (from != IBV_QPS_RTS) {
+				/* Back down the path: RESET, then up to FROM. */
+				memset(&x, 0, sizeof(x));
+				ASSERT_EQ(0, to_state(a, IBV_QPS_RESET, 0, &x));
+				x.port_num = 1;
+				x.qp_access_flags = c.access[0];
+				ASSERT_EQ(0, to_state(a, IBV_QPS_INIT, IBV_QP_PKEY_INDEX |
+						      IBV_QP_PORT | IBV_QP_ACCESS_FLAGS, &x));
+				if (from == IBV_QPS_RTR) {
+					memset(&x, 0, sizeof(x));
+					x.path_mtu = a->port.active_mtu;
+					x.dest_qp_num = b->qp->qp_num;
+					x.ah_attr.is_global = 1;
+					x.ah_attr.grh.dgid = b->gid;
+					x.ah_attr.grh.sgid_index = a->gidx;
+					x.ah_attr.grh.hop_limit = 64;
+					x.ah_attr.port_num = 1;
+					ASSERT_EQ(0, to_state(a, IBV_QPS_RTR, IBV_QP_AV |
+							      IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+							      IBV_QP_RQ_PSN |
+							      IBV_QP_MAX_DEST_RD_ATOMIC |
+							      IBV_QP_MIN_RNR_TIMER, &x));
+				}
+			}
+			EXPECT_QP_STATE(a, from);
+		}
+		memset(&x, 0, sizeof(x));
+		EXPECT_EQ(0, to_state(a, IBV_QPS_ERR, 0, &x)) TH_LOG("%s -> ERR", qp_state_str(from));
+		EXPECT_QP_STATE(a, IBV_QPS_ERR);
+		/* ERR goes nowhere but RESET. */
+		EXPECT_EQ(EINVAL, to_state(a, IBV_QPS_RTS, 0, &x));
+		EXPECT_EQ(EINVAL, to_state(a, IBV_QPS_INIT, 0, &x));
+		EXPECT_EQ(0, to_state(a, IBV_QPS_RESET, 0, &x));
+		EXPECT_QP_STATE(a, IBV_QPS_RESET);
+		while (poll_wc(a->cq, &wc, 0) > 0)
+			;
+	}
+
+	/* The long way round, with the optional transitions. */
+	memset(&x, 0, sizeof(x));
+	x.port_num = 1;
+	x.qp_access_flags = c.access[0];
+	ASSERT_EQ(0, to_state(a, IBV_QPS_INIT, IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			      IBV_QP_ACCESS_FLAGS, &x));
+	memset(&x, 0, sizeof(x));
+	x.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
+	EXPECT_EQ(0, to_state(a, IBV_QPS_INIT, IBV_QP_ACCESS_FLAGS, &x)) TH_LOG("INIT -> INIT");
+	ASSERT_EQ(0, ibv_query_qp(a->qp, &q, IBV_QP_ACCESS_FLAGS, &ia));
+	EXPECT_EQ(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ, q.qp_access_flags);
+	/* Illegal from INIT: RTS, SQD. */
+	EXPECT_EQ(EINVAL, to_state(a, IBV_QPS_RTS, 0, &x));
+	EXPECT_EQ(EINVAL, to_state(a, IBV_QPS_SQD, 0, &x));
+	EXPECT_QP_STATE(a, IBV_QPS_INIT);
+	/* qp_connect() does RESET->INIT->RTR->RTS again from RESET. */
+	memset(&x, 0, sizeof(x));
+	ASSERT_EQ(0, to_state(a, IBV_QPS_RESET, 0, &x));
+	ASSERT_EQ(0, qp_connect(a, &c, c.access[0], b->qp->qp_num, &b->gid,
+				a->port.active_mtu, 7));
+	ASSERT_EQ(0, qp_connect(b, &c, c.access[1], a->qp->qp_num, &a->gid,
+				a->port.active_mtu, 7));
+
+	memset(&x, 0, sizeof(x));
+	x.min_rnr_timer = 3;
+	EXPECT_EQ(0, to_state(a, IBV_QPS_RTS, IBV_QP_MIN_RNR_TIMER, &x)) TH_LOG("RTS -> RTS");
+	/* The timeout is not an RTS -> RTS attribute (only SQD -> SQD). */
+	x.timeout = 13;
+	EXPECT_EQ(EINVAL, to_state(a, IBV_QPS_RTS, IBV_QP_TIMEOUT, &x));
+	memset(&x, 0, sizeof(x));
+	EXPECT_EQ(0, to_state(a, IBV_QPS_SQD, 0, &x)) TH_LOG("RTS -> SQD");
+	EXPECT_QP_STATE(a, IBV_QPS_SQD);
+	/* An empty send queue is drained at once: SQD -> SQD may change attributes. */
+	memset(&x, 0, sizeof(x));
+	x.timeout = 14;
+	x.retry_cnt = 3;
+	x.max_rd_atomic = 2;
+	x.min_rnr_timer = 2;
+	EXPECT_EQ(0, to_state(a, IBV_QPS_SQD, IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			      IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER, &x))
+		TH_LOG("SQD -> SQD");
+	ASSERT_EQ(0, ibv_query_qp(a->qp, &q, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				  IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER, &ia));
+	EXPECT_EQ(IBV_QPS_SQD, q.qp_state);
+	EXPECT_EQ(0, q.sq_draining);
+	EXPECT_EQ(14, q.timeout);
+	EXPECT_EQ(3, q.retry_cnt);
+	EXPECT_EQ(2, q.max_rd_atomic);
+	EXPECT_EQ(2, q.min_rnr_timer);
+	/* SQD receives: B can SEND to A while A's send queue is stopped. */
+	ASSERT_EQ(0, post_recv(a, 40, DST_OFF, 64));
+	pattern(b->buf, 64, 40);
+	ASSERT_EQ(0, post_simple(b, 41, IBV_WR_SEND, 0, 64, a, 0));
+	EXPECT_WC(b, wc, 41, IBV_WC_SUCCESS);
+	EXPECT_WC(a, wc, 40, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(b, 0, a, DST_OFF, 64);
+	/* Illegal from SQD: INIT, RTR. */
+	memset(&x, 0, sizeof(x));
+	EXPECT_EQ(EINVAL, to_state(a, IBV_QPS_INIT, 0, &x));
+	EXPECT_EQ(EINVAL, to_state(a, IBV_QPS_RTR, 0, &x));
+	memset(&x, 0, sizeof(x));
+	EXPECT_EQ(0, to_state(a, IBV_QPS_RTS, 0, &x)) TH_LOG("SQD -> RTS");
+	EXPECT_QP_STATE(a, IBV_QPS_RTS);
+
+	/* Still a working QP. */
+	pattern(a->buf + SRC_OFF, 5000, 42);
+	ASSERT_EQ(0, post_simple(a, 42, IBV_WR_RDMA_WRITE, SRC_OFF, 5000, b, DST_OFF));
+	EXPECT_WC(a, wc, 42, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, 5000);
+	EXPECT_NO_WC(a);
+	EXPECT_NO_WC(b);
+}
+
+/* The next async event of S's context within MS: its type, or -1. */
+static int async_event(struct side *s, int ms, struct ibv_qp **qp)
+{
+	struct pollfd p = { .fd = s->ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	int type;
+
+	if (poll(&p, 1, ms) != 1 || ibv_get_async_event(s->ctx, &ev))
+		return -1;
+	type = ev.event_type;
+	*qp = ev.element.qp;
+	ibv_ack_async_event(&ev);
+	return type;
+}
+
+#define SQD_WRS		16
+#define SQD_LEN		MIB	/* 1024 packets at MTU 1024: the drain is caught mid-way */
+
+/* Post SQD_WRS writes of SQD_LEN, ids 0.., all from SRC_OFF to DST_OFF. */
+static void post_sqd_writes(struct __test_metadata *_metadata, struct side *a, struct side *b)
+{
+	unsigned int i;
+
+	pattern(a->buf + SRC_OFF, SQD_LEN, 77);
+	for (i = 0; i < SQD_WRS; i++)
+		ASSERT_EQ(0, post_simple(a, i, IBV_WR_RDMA_WRITE, SRC_OFF, SQD_LEN, b, DST_OFF));
+}
+
+/*
+ * RTS -> SQD with EN_SQD_ASYNC_NOTIFY while a stream of writes is in
+ * flight: the writes already started complete, no new one starts, and
+ * once the last started one completed the consumer gets
+ * IBV_EVENT_SQ_DRAINED and query_qp says the drain is over.  Work posted
+ * in SQD waits.  SQD -> SQD changes an attribute; SQD -> RTS sends
+ * everything else, in order, with the data intact.
+ */
+TEST_F_TIMEOUT(rc, sqd_drain_event_and_resume, 90)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr x, q;
+	struct ibv_qp *evqp = NULL;
+	unsigned int done = 0, i;
+	struct ibv_wc wc;
+	int ev;
+
+	connect_default(_metadata, self);
+	post_sqd_writes(_metadata, a, b);
+	memset(&x, 0, sizeof(x));
+	x.en_sqd_async_notify = 1;
+	ASSERT_EQ(0, to_state(a, IBV_QPS_SQD, IBV_QP_EN_SQD_ASYNC_NOTIFY, &x));
+	EXPECT_QP_STATE(a, IBV_QPS_SQD);
+	/* While it drains, attributes may not change. */
+	ASSERT_EQ(0, ibv_query_qp(a->qp, &q, IBV_QP_STATE, &ia));
+	if (q.sq_draining) {
+		memset(&x, 0, sizeof(x));
+		x.timeout = 14;
+		EXPECT_NE(0, to_state(a, IBV_QPS_SQD, IBV_QP_TIMEOUT, &x))
+			TH_LOG("SQD -> SQD accepted while draining");
+	}
+
+	ev = async_event(a, WC_WAIT_MS, &evqp);
+	EXPECT_EQ(IBV_EVENT_SQ_DRAINED, ev) TH_LOG("async event %d (%s)", ev,
+						   ev < 0 ? "none" :
+						   ibv_event_type_str(ev));
+	EXPECT_EQ(a->qp, evqp);
+	/* Everything started has completed by now, in order. */
+	while (poll_wc(a->cq, &wc, 0) == 1) {
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("wr_id %llu: %s",
+			  (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+		EXPECT_EQ(done, wc.wr_id);
+		done++;
+	}
+	TH_LOG("%u of %u writes had started before SQD", done, SQD_WRS);
+	EXPECT_LT(done, SQD_WRS) TH_LOG("the drain stopped nothing: did SQD stop the queue?");
+	EXPECT_GE(done, 1);
+	ASSERT_EQ(0, ibv_query_qp(a->qp, &q, IBV_QP_STATE, &ia));
+	EXPECT_EQ(IBV_QPS_SQD, q.qp_state);
+	EXPECT_EQ(0, q.sq_draining);
+	/* Nothing more moves while in SQD, also not what is posted now. */
+	pattern(a->buf + SRC_OFF + SQD_LEN, 4096, 78);
+	ASSERT_EQ(0, post_simple(a, SQD_WRS, IBV_WR_RDMA_WRITE, SRC_OFF + SQD_LEN, 4096, b,
+				 DST_OFF + SQD_LEN));
+	EXPECT_NO_WC(a);
+	EXPECT_EQ(0, b->buf[DST_OFF + SQD_LEN]);
+	/* No second event. */
+	EXPECT_EQ(-1, async_event(a, 0, &evqp));
+
+	memset(&x, 0, sizeof(x));
+	x.retry_cnt = 5;
+	EXPECT_EQ(0, to_state(a, IBV_QPS_SQD, IBV_QP_RETRY_CNT, &x)) TH_LOG("SQD -> SQD");
+	memset(&x, 0, sizeof(x));
+	ASSERT_EQ(0, to_state(a, IBV_QPS_RTS, 0, &x));
+	for (i = done; i <= SQD_WRS; i++)
+		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, SQD_LEN + 4096);
+	ASSERT_EQ(0, ibv_query_qp(a->qp, &q, IBV_QP_RETRY_CNT, &ia));
+	EXPECT_EQ(5, q.retry_cnt);
+	EXPECT_NO_WC(a);
+	EXPECT_NO_WC(b);
+	EXPECT_EQ(-1, async_event(a, 0, &evqp));
+}
+
+/*
+ * SQD without EN_SQD_ASYNC_NOTIFY raises no event; SQD -> ERR flushes
+ * what the drain held back: every write completes, the started ones
+ * successfully or flushed, the rest with WR_FLUSH_ERR, in order.
+ */
+TEST_F_TIMEOUT(rc, sqd_no_notify_then_err_flushes, 90)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_qp_attr x;
+	struct ibv_qp *evqp;
+	unsigned int i, flushed = 0;
+	struct ibv_wc wc;
+
+	connect_default(_metadata, self);
+	post_sqd_writes(_metadata, a, b);
+	memset(&x, 0, sizeof(x));
+	ASSERT_EQ(0, to_state(a, IBV_QPS_SQD, 0, &x));
+	EXPECT_EQ(-1, async_event(a, QUIET_MS, &evqp));
+	ASSERT_EQ(0, to_state(a, IBV_QPS_ERR, 0, &x));
+	EXPECT_QP_STATE(a, IBV_QPS_ERR);
+	for (i = 0; i < SQD_WRS; i++) {
+		ASSERT_EQ(1, poll_wc(a->cq, &wc, WC_WAIT_MS)) TH_LOG("no completion for %u", i);
+		EXPECT_EQ(i, wc.wr_id);
+		if (wc.status == IBV_WC_WR_FLUSH_ERR)
+			flushed++;
+		else
+			EXPECT_EQ(0, flushed) TH_LOG("wr_id %u: %s after a flushed one", i,
+						     ibv_wc_status_str(wc.status));
+		EXPECT_TRUE(wc.status == IBV_WC_SUCCESS || wc.status == IBV_WC_WR_FLUSH_ERR)
+			TH_LOG("wr_id %u: %s", i, ibv_wc_status_str(wc.status));
+	}
+	EXPECT_GE(flushed, 1);
+	EXPECT_NO_WC(a);
+	EXPECT_EQ(-1, async_event(a, 0, &evqp));
+}
+
 /*
  * No receive posted and rnr_retry 1: RNR_RETRY_EXC_ERR for the SEND, the WRs
  * behind it are flushed, and so is anything posted afterwards (send and
@@ -1159,6 +1475,257 @@ TEST_F(rc, atomic_misaligned)
 	EXPECT_EQ(0, *(uint64_t *)(b->buf + DST_OFF + 8));
 }
 
+/* ---- memory windows (IBA 10.6.7) -------------------------------------------- */
+
+#define MW_OFF		(DST_OFF + 4096)	/* the window: [MW_OFF, MW_OFF + MW_LEN) */
+#define MW_LEN		8192u
+#define MW_RIGHTS	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+
+/* B gets a window of TYPE and an MR that windows may be bound to. */
+static void mw_setup(struct __test_metadata *_metadata, struct side *b, enum ibv_mw_type type)
+{
+	b->mr2 = ibv_reg_mr(b->pd, b->buf + DST_OFF, MIB,
+			    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
+	ASSERT_NE(NULL, b->mr2) TH_LOG("ibv_reg_mr with MW_BIND: %s", strerror(errno));
+	b->mw = ibv_alloc_mw(b->pd, type);
+	ASSERT_NE(NULL, b->mw) TH_LOG("ibv_alloc_mw type %d: %s", type, strerror(errno));
+	EXPECT_EQ(type, b->mw->type);
+}
+
+static struct ibv_mw_bind_info mw_info(struct side *b, struct ibv_mr *mr, uint32_t len, int rights)
+{
+	return (struct ibv_mw_bind_info){
+		.mr = mr, .addr = (uintptr_t)(b->buf + MW_OFF), .length = len,
+		.mw_access_flags = (unsigned int)rights,
+	};
+}
+
+/* Type 1: ibv_bind_mw() on B's QP; B's completion must be ID with STATUS. */
+static void mw_bind1(struct __test_metadata *_metadata, struct side *b, uint64_t id,
+		     struct ibv_mw_bind_info info, enum ibv_wc_status status)
+{
+	struct ibv_mw_bind mb = { .wr_id = id, .send_flags = IBV_SEND_SIGNALED, .bind_info = info };
+	uint32_t before = b->mw->rkey;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, ibv_bind_mw(b->qp, b->mw, &mb));
+	EXPECT_EQ(before >> 8, b->mw->rkey >> 8) TH_LOG("the key index changed");
+	EXPECT_NE(before, b->mw->rkey) TH_LOG("the key byte did not change");
+	EXPECT_WC(b, wc, id, status);
+	if (status == IBV_WC_SUCCESS)
+		EXPECT_EQ(IBV_WC_BIND_MW, wc.opcode);
+}
+
+/* Type 2: an IBV_WR_BIND_MW work request on B's QP; returns the new rkey. */
+static uint32_t mw_bind2(struct __test_metadata *_metadata, struct side *b, uint64_t id,
+			 struct ibv_mw_bind_info info, enum ibv_wc_status status)
+{
+	struct ibv_send_wr wr = { .wr_id = id, .opcode = IBV_WR_BIND_MW,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+
+	wr.bind_mw.mw = b->mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(b->mw->rkey);
+	wr.bind_mw.bind_info = info;
+	EXPECT_EQ(0, ibv_post_send(b->qp, &wr, &bad));
+	EXPECT_WC(b, wc, id, status);
+	if (status == IBV_WC_SUCCESS)
+		EXPECT_EQ(IBV_WC_BIND_MW, wc.opcode);
+	return wr.bind_mw.rkey;
+}
+
+/* A writes LEN pattern bytes at window offset OFF through RKEY and reads them back. */
+static void mw_write_read(struct __test_metadata *_metadata, struct side *a, struct side *b,
+			  uint32_t rkey, uint32_t off, uint32_t len, unsigned int seed)
+{
+	struct ibv_sge sg = sge(a, SRC_OFF, len);
+	struct ibv_wc wc;
+
+	pattern(a->buf + SRC_OFF, len, seed);
+	ASSERT_EQ(0, post_wr(a, 70, IBV_WR_RDMA_WRITE, &sg, 1, (uintptr_t)(b->buf + MW_OFF + off),
+			     rkey, 0, IBV_SEND_SIGNALED));
+	EXPECT_WC(a, wc, 70, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(a, SRC_OFF, b, MW_OFF + off, len);
+	sg = sge(a, SRC_OFF + MIB, len);
+	memset(a->buf + SRC_OFF + MIB, 0, len);
+	ASSERT_EQ(0, post_wr(a, 71, IBV_WR_RDMA_READ, &sg, 1, (uintptr_t)(b->buf + MW_OFF + off),
+			     rkey, 0, IBV_SEND_SIGNALED));
+	EXPECT_WC(a, wc, 71, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(b, MW_OFF + off, a, SRC_OFF + MIB, len);
+}
+
+/* A writes through RKEY at window offset OFF and gets a remote access error. */
+static void mw_write_denied(struct __test_metadata *_metadata, struct side *a, struct side *b,
+			    uint32_t rkey, uint32_t off, uint32_t len)
+{
+	struct ibv_sge sg = sge(a, SRC_OFF, len);
+
+	memset(b->buf + MW_OFF - 64, 0xee, MW_LEN + 128);
+	pattern(a->buf + SRC_OFF, len, 9);
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ASSERT_EQ(0, post_wr(a, 72, IBV_WR_RDMA_WRITE, &sg, 1, (uintptr_t)(b->buf + MW_OFF + off),
+			     rkey, 0, IBV_SEND_SIGNALED));
+	expect_remote_fatal(_metadata, a, b, 72, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_EQ(0xee, b->buf[MW_OFF + off]) TH_LOG("the denied write reached memory");
+}
+
+/*
+ * Type 1: bound with ibv_bind_mw(), A writes and reads the whole window
+ * (data checked); the MR cannot be deregistered while the window is
+ * bound (EBUSY); rebinding with length 0 unbinds, and the rkey then fails.
+ */
+TEST_F(rc, mw_type1_bind_access_unbind)
+{
+	struct side *a = self->a, *b = self->b;
+
+	connect_default(_metadata, self);
+	mw_setup(_metadata, b, IBV_MW_TYPE_1);
+	mw_bind1(_metadata, b, 60, mw_info(b, b->mr2, MW_LEN, MW_RIGHTS), IBV_WC_SUCCESS);
+	mw_write_read(_metadata, a, b, b->mw->rkey, 0, MW_LEN, 60);
+	EXPECT_EQ(EBUSY, ibv_dereg_mr(b->mr2)) TH_LOG("deregistered an MR with a bound window");
+	mw_bind1(_metadata, b, 61, mw_info(b, b->mr2, 0, 0), IBV_WC_SUCCESS);
+	mw_write_denied(_metadata, a, b, b->mw->rkey, 0, 16);
+}
+
+/* Only within the window: a write that runs one byte past its end fails. */
+TEST_F(rc, mw_type1_write_past_window_end)
+{
+	struct side *a = self->a, *b = self->b;
+
+	connect_default(_metadata, self);
+	mw_setup(_metadata, b, IBV_MW_TYPE_1);
+	mw_bind1(_metadata, b, 62, mw_info(b, b->mr2, MW_LEN, MW_RIGHTS), IBV_WC_SUCCESS);
+	mw_write_denied(_metadata, a, b, b->mw->rkey, MW_LEN - 16, 17);
+	EXPECT_EQ(0xee, b->buf[MW_OFF + MW_LEN - 1]);
+}
+
+/* Only with its rights: a read-only window refuses a write. */
+TEST_F(rc, mw_type1_write_to_read_only_window)
+{
+	struct side *a = self->a, *b = self->b;
+
+	connect_default(_metadata, self);
+	mw_setup(_metadata, b, IBV_MW_TYPE_1);
+	mw_bind1(_metadata, b, 63, mw_info(b, b->mr2, MW_LEN, IBV_ACCESS_REMOTE_READ),
+		 IBV_WC_SUCCESS);
+	mw_write_denied(_metadata, a, b, b->mw->rkey, 0, 16);
+}
+
+/* A window on an MR registered without IBV_ACCESS_MW_BIND: MW_BIND_ERR. */
+TEST_F(rc, mw_bind_to_mr_without_mw_bind)
+{
+	struct side *b = self->b;
+
+	connect_default(_metadata, self);
+	mw_setup(_metadata, b, IBV_MW_TYPE_1);
+	mw_bind1(_metadata, b, 64, mw_info(b, b->mr, MW_LEN, MW_RIGHTS), IBV_WC_MW_BIND_ERR);
+	EXPECT_QP_STATE_SOON(b, IBV_QPS_ERR);
+}
+
+/* A type 1 window cannot be invalidated with LOCAL_INV: LOC_PROT_ERR. */
+TEST_F(rc, mw_type1_local_inv)
+{
+	struct side *b = self->b;
+	struct ibv_send_wr wr = { .wr_id = 65, .opcode = IBV_WR_LOCAL_INV,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+
+	connect_default(_metadata, self);
+	mw_setup(_metadata, b, IBV_MW_TYPE_1);
+	mw_bind1(_metadata, b, 66, mw_info(b, b->mr2, MW_LEN, MW_RIGHTS), IBV_WC_SUCCESS);
+	wr.invalidate_rkey = b->mw->rkey;
+	ASSERT_EQ(0, ibv_post_send(b->qp, &wr, &bad));
+	EXPECT_WC(b, wc, 65, IBV_WC_LOC_PROT_ERR);
+}
+
+/*
+ * Type 2: bound by a work request, used, then invalidated by B's own
+ * LOCAL_INV (IBV_WC_LOCAL_INV): the rkey fails afterwards.
+ */
+TEST_F(rc, mw_type2_bind_access_local_inv)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_send_wr wr = { .wr_id = 67, .opcode = IBV_WR_LOCAL_INV,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+	uint32_t rkey;
+
+	connect_default(_metadata, self);
+	mw_setup(_metadata, b, IBV_MW_TYPE_2);
+	rkey = mw_bind2(_metadata, b, 68, mw_info(b, b->mr2, MW_LEN, MW_RIGHTS), IBV_WC_SUCCESS);
+	mw_write_read(_metadata, a, b, rkey, 100, 5000, 68);
+	wr.invalidate_rkey = rkey;
+	ASSERT_EQ(0, ibv_post_send(b->qp, &wr, &bad));
+	EXPECT_WC(b, wc, 67, IBV_WC_SUCCESS);
+	EXPECT_EQ(IBV_WC_LOCAL_INV, wc.opcode);
+	mw_write_denied(_metadata, a, b, rkey, 0, 16);
+}
+
+/*
+ * Type 2, remote invalidation: A's SEND_WITH_INV names the window's rkey;
+ * B's receive reports it (IBV_WC_WITH_INV) and the rkey fails afterwards.
+ */
+TEST_F(rc, mw_type2_send_with_inv)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge sg = sge(a, SRC_OFF, 32);
+	struct ibv_send_wr wr = { .wr_id = 69, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND_WITH_INV,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+	uint32_t rkey;
+
+	connect_default(_metadata, self);
+	mw_setup(_metadata, b, IBV_MW_TYPE_2);
+	rkey = mw_bind2(_metadata, b, 70, mw_info(b, b->mr2, MW_LEN, MW_RIGHTS), IBV_WC_SUCCESS);
+	mw_write_read(_metadata, a, b, rkey, 0, MW_LEN, 70);
+	ASSERT_EQ(0, post_recv(b, 78, 0, 64));
+	wr.invalidate_rkey = rkey;
+	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad));
+	EXPECT_WC(a, wc, 69, IBV_WC_SUCCESS);
+	EXPECT_WC(b, wc, 78, IBV_WC_SUCCESS);
+	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_INV) TH_LOG("wc_flags %#x", wc.wc_flags);
+	EXPECT_EQ(rkey, wc.invalidated_rkey);
+	mw_write_denied(_metadata, a, b, rkey, 0, 16);
+}
+
+/* A bound type 2 window is not free: binding it again is MW_BIND_ERR. */
+TEST_F(rc, mw_type2_bind_twice)
+{
+	struct side *b = self->b;
+
+	connect_default(_metadata, self);
+	mw_setup(_metadata, b, IBV_MW_TYPE_2);
+	mw_bind2(_metadata, b, 71, mw_info(b, b->mr2, MW_LEN, MW_RIGHTS), IBV_WC_SUCCESS);
+	b->mw->rkey = ibv_inc_rkey(b->mw->rkey);
+	mw_bind2(_metadata, b, 72, mw_info(b, b->mr2, MW_LEN, MW_RIGHTS), IBV_WC_MW_BIND_ERR);
+}
+
+/* A type 1 window bound by a work request (type 2 only): MW_BIND_ERR. */
+TEST_F(rc, mw_type1_bound_by_work_request)
+{
+	struct side *b = self->b;
+
+	connect_default(_metadata, self);
+	mw_setup(_metadata, b, IBV_MW_TYPE_1);
+	mw_bind2(_metadata, b, 73, mw_info(b, b->mr2, MW_LEN, MW_RIGHTS), IBV_WC_MW_BIND_ERR);
+}
+
+/* Deallocating a bound type 2 window ends the access it granted. */
+TEST_F(rc, mw_type2_dealloc_bound)
+{
+	struct side *a = self->a, *b = self->b;
+	uint32_t rkey;
+
+	connect_default(_metadata, self);
+	mw_setup(_metadata, b, IBV_MW_TYPE_2);
+	rkey = mw_bind2(_metadata, b, 74, mw_info(b, b->mr2, MW_LEN, MW_RIGHTS), IBV_WC_SUCCESS);
+	mw_write_read(_metadata, a, b, rkey, 0, 64, 74);
+	ASSERT_EQ(0, ibv_dealloc_mw(b->mw));
+	b->mw = NULL;
+	mw_write_denied(_metadata, a, b, rkey, 0, 16);
+}
+
 /* ---- errors: local protection --------------------------------------------- */
 
 /* The SEND's own SGE has a bad lkey: LOC_PROT_ERR; nothing reaches B. */
@@ -1266,19 +1833,82 @@ TEST_F(rc, retry_exceeded_no_such_qpn)
 	EXPECT_QP_STATE(b, IBV_QPS_RTS);
 }
 
+/* Is @name one of the comma-separated test names in @list? */
+static bool test_selected(const char *name, const char *list)
+{
+	size_t n = strlen(name);
+	const char *p;
+
+	for (p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+/* -t: keep only the tests named in @list in the harness's lists. */
+static int keep_tests(const char *list)
+{
+	struct __fixture_metadata *f;
+	int kept = 0;
+
+	for (f = __fixture_list; f; f = f->next) {
+		struct __test_metadata *t, *next, *head = NULL, *tail = NULL;
+
+		for (t = f->tests; t; t = next) {
+			next = t->next;
+			if (!test_selected(t->name, list))
+				continue;
+			t->next = NULL;
+			t->prev = tail;
+			if (tail)
+				tail->next = t;
+			else
+				head = t;
+			tail = t;
+			kept++;
+		}
+		/* The harness's lists: only the head's prev is circular. */
+		if (head)
+			head->prev = tail;
+		f->tests = head;
+	}
+	return kept;
+}
+
 static void usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s -d DEV -g GIDX [-D DEV2 -G GIDX2]\n"
+	fprintf(stderr, "usage: %s -d DEV -g GIDX [-D DEV2 -G GIDX2] [-m MTU] [-t TESTS]\n"
 		"  A QP on DEV (GID index GIDX) is the requester; the responder is a\n"
-		"  second QP on DEV, or on DEV2 (GID index GIDX2) if given.\n", prog);
+		"  second QP on DEV, or on DEV2 (GID index GIDX2) if given.\n"
+		"  -m: path MTU 256, 512, 1024, 2048 or 4096 (default: the ports')\n"
+		"  -t NAME[,NAME...]: run only these tests\n",
+		prog);
 }
 
 int main(int argc, char **argv)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:g:D:G:h")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:D:G:m:t:h")) != -1) {
 		switch (opt) {
+		case 't':
+			if (!keep_tests(optarg)) {
+				fprintf(stderr, "%s: -t %s: no such test\n", argv[0], optarg);
+				return 2;
+			}
+			break;
+		case 'm':
+			switch (atoi(optarg)) {
+			case 256: opt_mtu = IBV_MTU_256; break;
+			case 512: opt_mtu = IBV_MTU_512; break;
+			case 1024: opt_mtu = IBV_MTU_1024; break;
+			case 2048: opt_mtu = IBV_MTU_2048; break;
+			case 4096: opt_mtu = IBV_MTU_4096; break;
+			default:
+				fprintf(stderr, "%s: -m %s: not an IB MTU\n", argv[0], optarg);
+				return 2;
+			}
+			break;
 		case 'd': opt_dev[0] = optarg; break;
 		case 'g': opt_gidx[0] = atoi(optarg); break;
 		case 'D': opt_dev[1] = optarg; break;
