@@ -3,6 +3,10 @@
  * pktgen: malformed RoCEv2 packets at live RC QPs.
  *
  *   pktgen -d DEV_A -g GIDX_A -D DEV_B -G GIDX_B [-N NETNS] [-s SEED] [-n COUNT]
+ *   pktgen -d DEV_A -g GIDX_A -D DEV_B -G GIDX_B -T MIB
+ *
+ * -T sends no forged packet: it moves MIB MiB of verified SEND, WRITE and
+ * READ data (and fetch-and-adds) over one pair, for lossy links (netem.sh).
  *
  * Its raw socket must live in the network namespace of DEV_B's netdev:
  * -N /run/netns/NAME enters it for the socket only, so that sysfs (the
@@ -74,7 +78,8 @@ struct udp {
 static_assert(sizeof(udp) == SROCE_UDP_HDR_LEN);
 
 constexpr unsigned int BUF_SZ = 64 * 1024;
-constexpr unsigned int WAIT_MS = 5000;
+/* How long a completion may take: -T on a lossy link allows more. */
+unsigned int WAIT_MS = 5000;
 
 /* ---- KTAP ------------------------------------------------------------------ */
 
@@ -285,7 +290,7 @@ int to_rts(half &h, std::uint32_t dqpn, const union ibv_gid &dgid, enum ibv_mtu 
 	a = {};
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 12;
-	a.retry_cnt = 3;
+	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.sq_psn = START_PSN;
 	a.max_rd_atomic = 4;
@@ -740,7 +745,7 @@ struct fuzzer {
 void usage(const char *prog)
 {
 	std::fprintf(stderr,
-		     "usage: %s -d DEV_A -g GIDX_A -D DEV_B -G GIDX_B [-N NETNS] [-s SEED] [-n COUNT]\n"
+		     "usage: %s -d DEV_A -g GIDX_A -D DEV_B -G GIDX_B [-N NETNS] [-s SEED] [-n COUNT] [-T MIB]\n"
 		     "  packets go from DEV_B's address to DEV_A's through a raw socket in\n"
 		     "  NETNS (a /run/netns/ file; default: the current namespace)\n",
 		     prog);
@@ -769,12 +774,13 @@ int main(int argc, char **argv)
 	side a = {}, b = {};
 	std::uint64_t seed = 0;
 	unsigned long count = 2000;
+	unsigned long bulk_mib = 0;
 	const char *netns = nullptr;
 	int opt;
 
 	setvbuf(stdout, nullptr, _IOLBF, 0);
 	a.gidx = b.gidx = -1;
-	while ((opt = getopt(argc, argv, "d:g:D:G:N:s:n:h")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:D:G:N:s:n:T:h")) != -1) {
 		switch (opt) {
 		case 'd': a.name = optarg; break;
 		case 'g': a.gidx = std::atoi(optarg); break;
@@ -783,6 +789,7 @@ int main(int argc, char **argv)
 		case 's': seed = std::strtoull(optarg, nullptr, 0); break;
 		case 'n': count = std::strtoul(optarg, nullptr, 0); break;
 		case 'N': netns = optarg; break;
+		case 'T': bulk_mib = std::strtoul(optarg, nullptr, 0); break;
 		default: usage(argv[0]);
 		}
 	}
@@ -792,7 +799,10 @@ int main(int argc, char **argv)
 		seed = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
 
 	std::printf("TAP version 13\n");
-	diag("seed %" PRIu64 " (repeat with -s %" PRIu64 "), %lu random packets", seed, seed, count);
+	if (!bulk_mib)
+		diag("seed %" PRIu64 " (repeat with -s %" PRIu64 "), %lu random packets", seed, seed, count);
+	else
+		WAIT_MS = 60000;
 	if (netns) {
 		int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 		int fd = open(netns, O_RDONLY | O_CLOEXEC);
@@ -819,6 +829,26 @@ int main(int argc, char **argv)
 	if (!side_open(a) || !side_open(b)) {
 		std::printf("1..0 # SKIP cannot open %s and %s\n", a.name, b.name);
 		return 4;
+	}
+	if (bulk_mib) {
+		/*
+		 * -T MIB: no forged packets, only real traffic on one pair until
+		 * MIB MiB went each way of SEND, WRITE and READ (each 20000-byte
+		 * message verified) plus an atomic per round: for lossy links.
+		 */
+		pair p = {};
+		std::uint64_t t0 = now_ms(), done = 0, rounds = 0;
+		bool ok = pair_open(p, "bulk", a, b, a.pd);
+
+		path_mtu = 128u << std::min(a.port.active_mtu, b.port.active_mtu);
+		while (ok && done < (bulk_mib << 20)) {
+			ok = traffic(p, static_cast<unsigned int>(rounds++));
+			done += 20000;
+		}
+		result(ok, "verified SEND/WRITE/READ of " + std::to_string(done >> 20) + " MiB each and " +
+			   std::to_string(rounds) + " fetch-and-adds in " + std::to_string(now_ms() - t0) + " ms");
+		std::printf("1..%d\n", n_tests);
+		return ok ? 0 : 1;
 	}
 	if (!gid_is_ipv4(a.gid) || !gid_is_ipv4(b.gid)) {
 		std::printf("1..0 # SKIP GIDs %d/%d are not IPv4 RoCE v2 GIDs\n", a.gidx, b.gidx);

@@ -1,0 +1,90 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# netem.sh: RC over lossy and messy links, on topology (a) with netem on
+# both veth ends: loss 1 % and 5 %, reordering, duplication, bit
+# corruption, delay with jitter.  For each, `pktgen -T` moves NETEM_MIB MiB
+# of SEND, WRITE and READ data (every 20000-byte message verified byte for
+# byte) plus a fetch-and-add per message; the counters that show what
+# happened (retransmits, timeouts, sequence NAKs, duplicates, bad ICRCs)
+# are printed and must show the loss was seen.
+#
+#   NETEM_MIB   MiB per operation and link (default 2; SELFTEST_LONG=1: 64)
+
+. "$(dirname "$0")/lib.sh"
+
+PKTGEN=$TOP/build/selftests/pktgen
+
+[[ $SROCE_DRIVER == sroce ]] || skip_all "sroce-specific (counters)"
+sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
+lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
+export RDMAV_DRIVERS=$lib
+[[ -x $PKTGEN && $PKTGEN -nt $ST_DIR/pktgen.cpp ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
+	skip_all "cannot build $PKTGEN (make -C selftests)"
+modprobe sch_netem 2>/dev/null
+
+mib=${NETEM_MIB:-2}
+[[ ${SELFTEST_LONG:-0} == 1 ]] && mib=${NETEM_MIB:-64}
+
+trap 'topo_cleanup; sroce_unload' EXIT
+dmesg_mark
+sroce_load || { not_ok "load the module"; finish; }
+if ! topo_pair 2>/tmp/topo.err; then
+	not_ok "topology (a)"
+	diag "$(< /tmp/topo.err)"
+	finish
+fi
+ok "topology (a)"
+ip netns exec $NS_A tc qdisc add dev $VETH_A root netem delay 0ms 2>/dev/null ||
+	skip_all "no netem qdisc (sch_netem)"
+ip netns exec $NS_A tc qdisc del dev $VETH_A root
+
+# sum NAME...: the sum of these counters over both devices
+sum() {
+	local d n s=0 v
+	for d in $DEV_A $DEV_B; do
+		for n in "$@"; do
+			v=$(< "$IB/$d/ports/1/hw_counters/$n") && s=$((s + v))
+		done
+	done
+	echo $s
+}
+
+ga=$(gid_index $DEV_A $IP4_A) gb=$(gid_index $DEV_B $IP4_B)
+# NAME | netem arguments | counters that must have moved
+while IFS='|' read -r name args moved; do
+	[[ -z $name ]] && continue
+	for e in "$NS_A $VETH_A" "$NS_B $VETH_B"; do
+		read -r ns dev <<< "$e"
+		ip netns exec "$ns" tc qdisc replace dev "$dev" root netem $args
+	done
+	before=$(sum $moved)
+	stats0=$(rdma statistic show link $DEV_B/1)
+	t0=$EPOCHREALTIME rc=0
+	out=$(timeout 150 "$PKTGEN" -d $DEV_A -g "$ga" -D $DEV_B -G "$gb" -T "$mib" 2>&1) || rc=$?
+	after=$(sum $moved)
+	if [[ $rc == 0 ]] && ((after > before)); then
+		ok "$name: $mib MiB verified$(_slow "$t0")"
+	else
+		not_ok "$name: exit $rc, $moved +$((after - before))$(_slow "$t0")"
+	fi
+	diag "$(grep -E '^(not )?ok|^# ' <<< "$out" | head -5)"
+	diag "$moved: +$((after - before)); $(rdma statistic show link $DEV_B/1 | grep -oE '(req_retransmits|req_timeouts|comp_naks_seq|resp_duplicates|rx_bad_icrc) [0-9]+' | tr '\n' ' ')"
+	for e in "$NS_A $VETH_A" "$NS_B $VETH_B"; do
+		read -r ns dev <<< "$e"
+		ip netns exec "$ns" tc qdisc del dev "$dev" root
+	done
+done <<'EOF2'
+loss 1%|loss 1%|req_retransmits
+loss 5%|loss 5%|req_retransmits
+reorder 25%|delay 2ms reorder 75% 50%|resp_seq_naks comp_out_of_order resp_duplicates
+duplicate 5%|duplicate 5%|resp_duplicates comp_duplicates
+corrupt 1%|corrupt 1%|rx_bad_icrc rx_bad_header rx_bad_opcode rx_no_qp rx_bad_qp_type rx_bad_pkey req_retransmits
+delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_duplicates req_retransmits
+EOF2
+
+check "ibv_rc_pingpong on the clean link afterwards" \
+	pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 20 -s 65536 -c
+topo_cleanup
+check_dmesg_clean "kernel log clean"
+finish

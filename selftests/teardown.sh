@@ -1,0 +1,162 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# teardown.sh: teardown under traffic, on topology (a).  Each way of
+# tearing down runs in a loop while an ibv_rc_pingpong pair (data checked
+# with -c) moves 64 KiB messages between sroce0 and sroce1:
+#   link     `rdma link delete sroce0`, then the processes are killed
+#   netdev   `ip link del` of sroce0's veth end (the device goes with it)
+#   netns    the veth end moves to another namespace (the device goes)
+#   rmmod    `rmmod sroce` while the processes hold the device: it
+#            succeeds, the core disassociates them (as with rdma_rxe)
+#   kill     SIGKILL of both processes mid-transfer
+# After every iteration the device is re-added (where it went) and
+# becomes ACTIVE; at the end no QP, CQ, MR or PD is left in `rdma
+# resource`, the module's reference count is back where it started, rmmod
+# succeeds, and a fresh pair moves checked data.  Slab usage is reported.
+#
+#   TEARDOWN_ITERS   iterations per way (default 2; SELFTEST_LONG=1: 50)
+
+. "$(dirname "$0")/lib.sh"
+
+[[ $SROCE_DRIVER == sroce ]] || skip_all "sroce-specific (module reference count)"
+sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
+lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
+export RDMAV_DRIVERS=$lib
+
+iters=${TEARDOWN_ITERS:-2}
+[[ ${SELFTEST_LONG:-0} == 1 ]] && iters=${TEARDOWN_ITERS:-50}
+NS_C=sroce_c
+pids=()
+
+stop_traffic() {
+	local p
+	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	pids=()
+}
+cleanup() {
+	stop_traffic
+	ip netns del $NS_C 2>/dev/null
+	topo_cleanup
+	sroce_unload
+}
+trap cleanup EXIT
+dmesg_mark
+sroce_load || { not_ok "load the module"; finish; }
+
+# slab_total: active bytes in all slab caches (KiB), from /proc/slabinfo
+slab_total() {
+	awk 'NR > 2 { s += $2 * $4 } END { printf "%d\n", s / 1024 }' /proc/slabinfo
+}
+
+# start_traffic: an ibv_rc_pingpong server on sroce1 and client on sroce0,
+# running until killed; returns once the client is connected
+start_traffic() {
+	local port=$((20000 + RANDOM % 10000)) sgi cgi
+	sgi=$(gid_index $DEV_B $IP4_B) cgi=$(gid_index $DEV_A $IP4_A)
+	[[ -n $sgi && -n $cgi ]] || return 1
+	ip netns exec $NS_B ibv_rc_pingpong -d $DEV_B -g "$sgi" -p $port -n 100000000 -s 65536 -c \
+		> /tmp/td.srv 2>&1 &
+	pids+=($!)
+	_td_listen() { [[ -n $(ip netns exec $NS_B ss -Hltn "sport = :$port" 2>/dev/null) ]]; }
+	wait_until 15 _td_listen || return 1
+	ip netns exec $NS_A ibv_rc_pingpong -d $DEV_A -g "$cgi" -p $port -n 100000000 -s 65536 -c \
+		$IP4_B > /tmp/td.cli 2>&1 &
+	pids+=($!)
+	# connected: both QPs in RTS
+	_td_rts() { [[ $(rdma resource show qp link $DEV_A/1 2>/dev/null) == *RTS* ]]; }
+	wait_until 15 _td_rts
+}
+
+# readd: bring topology (a) back where a teardown took a part of it away
+readd() {
+	if ! ip -n $NS_A link show $VETH_A > /dev/null 2>&1; then
+		ip netns del $NS_C 2>/dev/null
+		ip -n $NS_B link del $VETH_B 2>/dev/null
+		ip link add $VETH_A netns $NS_A type veth peer name $VETH_B netns $NS_B &&
+		_topo_end $NS_A $VETH_A $IP4_A $IP6_A && _topo_end $NS_B $VETH_B $IP4_B $IP6_B || return 1
+	fi
+	grep -qw '^sroce' /proc/modules || sroce_load || return 1
+	ibdev_exists $DEV_A || _topo_link $NS_A $DEV_A sroce $VETH_A || return 1
+	ibdev_exists $DEV_B || _topo_link $NS_B $DEV_B sroce $VETH_B || return 1
+	_topo_wait_active $DEV_A && _topo_wait_active $DEV_B
+}
+
+if ! topo_pair 2>/tmp/topo.err; then
+	not_ok "topology (a)"
+	diag "$(< /tmp/topo.err)"
+	finish
+fi
+ok "topology (a)"
+refcnt0=$(< /sys/module/sroce/refcnt)
+slab0=$(slab_total)
+
+# way NAME: one iteration of teardown NAME under traffic; 0 if it went right
+way() {
+	local name=$1 out
+	start_traffic || { echo "traffic did not start: $(< /tmp/td.cli)"; return 1; }
+	sleep 0.$((RANDOM % 9 + 1))
+	case $name in
+	link)
+		rdma link delete $DEV_A || return 1
+		wait_until 10 ibdev_gone $DEV_A || { echo "$DEV_A still there"; return 1; }
+		stop_traffic ;;
+	netdev)
+		ip -n $NS_A link del $VETH_A || return 1
+		wait_until 10 ibdev_gone $DEV_A || { echo "$DEV_A still there after ip link del"; return 1; }
+		stop_traffic ;;
+	netns)
+		ip netns add $NS_C 2>/dev/null
+		ip -n $NS_A link set $VETH_A netns $NS_C || return 1
+		wait_until 10 ibdev_gone $DEV_A || { echo "$DEV_A still there after the netns move"; return 1; }
+		stop_traffic
+		ip -n $NS_C link set $VETH_A netns $NS_A || return 1
+		_topo_end $NS_A $VETH_A $IP4_A $IP6_A || return 1 ;;
+	rmmod)
+		# Like rdma_rxe, sroce lets the RDMA core disassociate the
+		# processes (IBV_EVENT_DEVICE_FATAL) rather than refuse.
+		out=$(timeout 60 rmmod sroce 2>&1) || { echo "rmmod under traffic: $out"; return 1; }
+		ibdev_gone $DEV_A && ibdev_gone $DEV_B || { echo "devices left after rmmod"; return 1; }
+		stop_traffic ;;
+	kill)
+		stop_traffic
+		_td_noqp() { [[ $(rdma resource show qp link $DEV_A/1 2>/dev/null) != *ibv_rc_pingpong* ]]; }
+		wait_until 10 _td_noqp || { echo "a killed process's QP is still there"; return 1; } ;;
+	esac
+	readd || { echo "re-adding the device failed"; return 1; }
+}
+
+for w in link netdev netns rmmod kill; do
+	t0=$EPOCHREALTIME fails=0 msg=
+	for ((i = 1; i <= iters; i++)); do
+		if ! msg=$(way $w 2>&1); then
+			fails=$((fails + 1))
+			stop_traffic
+			readd > /dev/null 2>&1
+			break
+		fi
+	done
+	stop_traffic
+	if [[ $fails == 0 ]]; then
+		ok "$w under traffic, $iters times$(_slow "$t0")"
+	else
+		not_ok "$w under traffic: iteration $i failed"
+		diag "$msg"
+		diag "client: $(tail -3 /tmp/td.cli)"
+	fi
+done
+
+# Nothing left behind.
+check_eq "no QP, CQ, MR or PD left on $DEV_A/$DEV_B" "" \
+	"$({ rdma resource show qp; rdma resource show cq; rdma resource show mr; rdma resource show pd; } |
+	    grep -E "($DEV_A|$DEV_B)[/ ].*comm [^[]")"
+check_eq "module reference count back to $refcnt0 (module reloaded by rmmod way)" "$refcnt0" "$(< /sys/module/sroce/refcnt)"
+check "a fresh ibv_rc_pingpong moves checked data" \
+	pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 20 -s 65536 -c
+diag "slab: $slab0 KiB at the start, $(slab_total) KiB at the end"
+topo_cleanup
+ip netns del $NS_C 2>/dev/null
+check "rmmod sroce at the end" rmmod sroce
+check_dmesg_clean "kernel log clean"
+finish
