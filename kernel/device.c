@@ -154,6 +154,7 @@ static const struct attribute_group sroce_dev_attr_group = {
 
 static const struct ib_device_ops sroce_dev_ops = {
 	.owner = THIS_MODULE,
+	.port_groups = sroce_cc_port_groups,
 	.driver_id = SROCE_DRIVER_ID,
 	.uverbs_abi_ver = SROCE_ABI_VERSION,
 
@@ -326,6 +327,7 @@ static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, ndev->dev_addr);
 	sroce_init_attr(sdev);
+	sroce_cc_dev_init(sdev);
 	sdev->port_state = sroce_netdev_port_state(ndev);
 
 	ibdev->node_type = RDMA_NODE_IB_CA;

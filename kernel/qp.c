@@ -290,6 +290,7 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	/* The provider owns a user QP's producers: skip what it posted. */
 	sroce_ring_set_consumer(&qp->sq, sroce_ring_producer(&qp->sq));
 	sroce_requester_reset(qp);
+	sroce_cc_qp_reset(qp);
 	sroce_responder_reset(qp);
 
 	spin_lock_bh(&qp->rq_lock);
@@ -618,6 +619,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_rings;
 	ibqp->qp_num = qpn;
 
+	sroce_cc_qp_init(qp);
 	err = sroce_requester_init(qp);
 	if (err)
 		goto err_qpn;
@@ -667,6 +669,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->released);
 
 	sroce_requester_cleanup(qp);
+	sroce_cc_qp_cleanup(qp);
 	sroce_responder_cleanup(qp);
 	sroce_ring_free(&qp->rq);
 	sroce_ring_free(&qp->sq);

@@ -29,6 +29,7 @@
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 
+#include "cc.h"
 #include "completer.h"
 #include "requester.h"
 #include "responder.h"
@@ -92,6 +93,7 @@ struct sroce_qp {
 	u64 srq_wr_id;			/* ... its wr_id, for the flush */
 	unsigned long rq_pending;	/* SROCE_RQ_* bits */
 
+	struct sroce_cc_qp cc;		/* congestion control (cc.h) */
 	struct sroce_requester req;
 	struct sroce_completer comp;
 	struct sroce_responder resp;

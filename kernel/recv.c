@@ -18,14 +18,16 @@
  *            that class of packet, connected to the packet's sender
  *   P_Key    the partition of our only P_Key table entry
  *
- * Then request opcodes go to the responder, response opcodes to the
- * completer, both in this softirq.  The QP reference is dropped after
- * they return: a role that keeps a packet longer (the responder's
+ * Then a packet marked CE in its IP header has its QP send a CNP
+ * (cc.c), and request opcodes go to the responder, response opcodes to
+ * the completer, a CNP to congestion control, all in this softirq.  The
+ * QP reference is dropped after they return: a role that keeps a packet longer (the responder's
  * backlog) is covered by QP destroy, which cancels and purges it.
  */
 #include <linux/skbuff.h>
 #include <linux/udp.h>
 
+#include "cc.h"
 #include "completer.h"
 #include "icrc.h"
 #include "mcast.h"
@@ -49,7 +51,6 @@ enum sroce_rx_drop {
 	SROCE_RX_BAD_STATE,	/* QP not in a state that receives it */
 	SROCE_RX_BAD_ADDR,	/* not from the QP's peer */
 	SROCE_RX_BAD_PKEY,
-	SROCE_RX_CNP,		/* congestion notification: not acted on */
 };
 
 /* Count (and trace) a dropped packet; pkt holds what was parsed of it. */
@@ -83,9 +84,6 @@ static void sroce_rx_count_drop(struct sroce_dev *sdev, struct sk_buff *skb,
 		break;
 	case SROCE_RX_BAD_PKEY:
 		counter = &s->rx_bad_pkey;
-		break;
-	case SROCE_RX_CNP:
-		counter = &s->rx_cnp;
 		break;
 	default:
 		return;
@@ -230,7 +228,8 @@ static enum sroce_rx_drop sroce_rx_check_qp(struct sroce_qp *qp,
 
 	if (!(op->qp_types & sroce_qp_type_bit(qp->ibqp.qp_type)))
 		return SROCE_RX_BAD_QP_TYPE;
-	if (!(op->flags & (SROCE_OPF_REQ | SROCE_OPF_RESP)))
+	if (!(op->flags & (SROCE_OPF_REQ | SROCE_OPF_RESP)) &&
+	    op->kind != SROCE_OPK_CNP)
 		return SROCE_RX_BAD_QP_TYPE;
 	if (!sroce_rx_state_ok(sroce_qp_state(qp), request))
 		return SROCE_RX_BAD_STATE;
@@ -274,6 +273,14 @@ static void sroce_rx_deliver(struct sroce_qp *qp, struct sk_buff *skb)
 	}
 
 	SROCE_PKT(skb)->qp = qp;
+	if (unlikely(SROCE_PKT(skb)->opcode == SROCE_OP_CNP)) {
+		/* A CE mark on a CNP is not answered: no CNP storms. */
+		sroce_cc_rx_cnp(qp, skb);
+		consume_skb(skb);
+		return;
+	}
+	if (unlikely(sroce_cc_skb_ce(skb)))
+		sroce_cc_rx_ce(qp, skb);
 	if (request)
 		sroce_responder_rcv(qp, skb);
 	else
@@ -313,11 +320,6 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 	if (reason != SROCE_RX_OK)
 		goto drop;
 	SROCE_PKT(skb)->sdev = sdev;
-	if (SROCE_PKT(skb)->opcode == SROCE_OP_CNP) {
-		/* TODO: rate control (DCQCN) would start here. */
-		reason = SROCE_RX_CNP;
-		goto drop;
-	}
 
 	if (SROCE_PKT(skb)->qpn == SROCE_MCAST_QPN) {
 		reason = sroce_rx_mcast(sdev, skb);

@@ -37,7 +37,12 @@
 #include <linux/minmax.h>
 #include <linux/slab.h>
 
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+
 #include "ah.h"
+#include "cc.h"
 #include "completer.h"
 #include "cq.h"
 #include "mr.h"
@@ -440,14 +445,20 @@ static void sroce_req_position(struct sroce_requester *req,
 }
 
 /* AckReq on the last packet of a message and every few packets. */
-static u32 sroce_req_pkt_flags(struct sroce_requester *req,
+static u32 sroce_req_pkt_flags(struct sroce_qp *qp,
 			       const struct sroce_swqe *swqe,
 			       const struct sroce_req_pos *pos)
 {
+	struct sroce_requester *req = &qp->req;
 	u32 every = clamp_t(u32, req->window / 4, 1, SROCE_REQ_ACKREQ_EVERY);
 	u32 flags = 0;
 
-	if (pos->last || ++req->noack_pkts >= every) {
+	/*
+	 * A paced QP (congestion control) may take longer to send a few
+	 * packets than its ACK timeout: ask for an ACK with every one.
+	 */
+	if (pos->last || ++req->noack_pkts >= every ||
+	    unlikely(sroce_cc_paced(&qp->cc))) {
 		flags |= SROCE_PKT_ACKREQ;
 		req->noack_pkts = 0;
 	}
@@ -628,7 +639,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 
 	sroce_req_position(req, swqe, psn, &pos);
 	opcode = sroce_req_opcode(qp, swqe, pos.first, pos.last);
-	flags |= sroce_req_pkt_flags(req, swqe, &pos);
+	flags |= sroce_req_pkt_flags(qp, swqe, &pos);
 	/* Only RC acknowledges. */
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		flags &= ~SROCE_PKT_ACKREQ;
@@ -748,6 +759,25 @@ static enum sroce_req_step sroce_req_send(struct sroce_qp *qp)
 	if (qp->ibqp.qp_type == IB_QPT_RC)
 		sroce_req_arm_retrans(req);
 	return SROCE_REQ_SENT;
+}
+
+/*
+ * Bytes the next packet (at req.psn of WQE cur) takes on the wire, for
+ * pacing: payload and RoCEv2 headers, UDP, IP and Ethernet.
+ */
+static u32 sroce_req_wire_bytes(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	struct sroce_swqe *swqe = sroce_req_swqe(qp, req->cur);
+	struct sroce_req_pos pos;
+	u8 opcode;
+
+	sroce_req_position(req, swqe, req->psn, &pos);
+	opcode = sroce_req_opcode(qp, swqe, pos.first, pos.last);
+	return ALIGN(pos.paylen, 4) + sroce_hdr_len(opcode) + SROCE_ICRC_LEN +
+	       SROCE_UDP_HDR_LEN +
+	       (qp->av.family == AF_INET6 ? sizeof(struct ipv6hdr) :
+					    sizeof(struct iphdr)) + ETH_HLEN;
 }
 
 /* ---- fetching WQEs and the limits on starting them ---------------------- */
@@ -906,6 +936,10 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp)
 		if (step != SROCE_REQ_FETCHED)
 			return step;
 	}
+	/* Congestion control: the pace timer kicks us when it is time. */
+	if (unlikely(sroce_cc_paced(&qp->cc)) &&
+	    !sroce_cc_tx_budget(qp, sroce_req_wire_bytes(qp)))
+		return SROCE_REQ_IDLE;
 	return sroce_req_send(qp);
 }
 

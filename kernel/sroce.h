@@ -31,6 +31,7 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
+#include "cc.h"
 #include "uapi/sroce-abi.h"
 
 #define SROCE_DRV_NAME		"sroce"
@@ -106,16 +107,19 @@ struct sroce_stats {
 	atomic64_t rx_bad_addr;
 	atomic64_t rx_bad_pkey;
 	atomic64_t rx_cnp;		/* congestion notifications received */
+	atomic64_t rx_ecn_ce;		/* packets marked CE (congestion) */
 	/* transmit.c */
 	atomic64_t tx_packets;
 	atomic64_t tx_bytes;
 	atomic64_t tx_dropped;
-	atomic64_t tx_cnp;		/* reserved for congestion control */
+	atomic64_t tx_cnp;		/* congestion notifications sent */
 	/* requester.c */
 	atomic64_t req_retransmits;
 	atomic64_t req_timeouts;
 	atomic64_t req_retry_exceeded;
 	atomic64_t req_rnr_retry_exceeded;
+	/* cc.c */
+	atomic64_t cc_rate_cuts;	/* DCQCN rate cuts (CNPs acted on) */
 	/* completer.c */
 	atomic64_t comp_out_of_order;
 	atomic64_t comp_naks_seq;
@@ -176,6 +180,9 @@ struct sroce_dev {
 	atomic_t num_qp;
 	atomic_t num_srq;
 	atomic_t num_ah;
+
+	/* Congestion control parameters (cc.h), sysfs ports/1/cc/. */
+	struct sroce_cc_params cc;
 
 	struct sroce_stats stats;
 };

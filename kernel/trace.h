@@ -290,6 +290,31 @@ TRACE_EVENT_CONDITION(sroce_comp_err,
 		  sroce_show_wc_status(__entry->status), __entry->vendor_err)
 );
 
+/*
+ * sroce_cc_rate_cut: a CNP cut the QP's DCQCN rate to @rc_kbps (target
+ * @rt_kbps); @alpha is the congestion estimate after the cut, in 1/2^20.
+ */
+TRACE_EVENT(sroce_cc_rate_cut,
+	TP_PROTO(const struct ib_qp *ibqp, u32 rc_kbps, u32 rt_kbps, u32 alpha),
+	TP_ARGS(ibqp, rc_kbps, rt_kbps, alpha),
+	TP_STRUCT__entry(
+		__array(char, dev, IB_DEVICE_NAME_MAX)
+		__field(u32, qpn)
+		__field(u32, rc_kbps)
+		__field(u32, rt_kbps)
+		__field(u32, alpha)
+	),
+	TP_fast_assign(
+		SROCE_TP_QP_ASSIGN;
+		__entry->rc_kbps = rc_kbps;
+		__entry->rt_kbps = rt_kbps;
+		__entry->alpha = alpha;
+	),
+	TP_printk("%s qpn=%u rc_kbps=%u rt_kbps=%u alpha=%u/1048576",
+		  __entry->dev, __entry->qpn, __entry->rc_kbps,
+		  __entry->rt_kbps, __entry->alpha)
+);
+
 #endif /* SROCE_TRACE_H */
 
 /* Out of tree: define_trace.h finds this file through -I (see Kbuild). */

@@ -33,6 +33,7 @@
 #include <linux/udp.h>
 #include <net/addrconf.h>
 #include <net/ip.h>
+#include <net/inet_ecn.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
@@ -256,15 +257,27 @@ static void sroce_tx_push_udp(struct sk_buff *skb, __be16 sport)
 	uh->check = 0;
 }
 
+/*
+ * IPv4 TOS / IPv6 traffic class: the path's DSCP, and ECT(0) when the
+ * device marks (cc.h) so that an ECN-capable queue on the path marks CE
+ * instead of dropping.
+ */
+static u8 sroce_tx_tos(const struct sroce_dev *sdev, const struct sroce_av *av)
+{
+	u8 ecn = sroce_cc_ecn_bits(&sdev->cc);
+
+	return ecn ? (av->tos & ~INET_ECN_MASK) | ecn : av->tos;
+}
+
 static void sroce_tx_push_ipv4(struct net *net, struct sk_buff *skb,
-			       const struct sroce_av *av, u8 ttl)
+			       const struct sroce_av *av, u8 tos, u8 ttl)
 {
 	struct iphdr *iph = skb_push(skb, sizeof(*iph));
 
 	skb_reset_network_header(skb);
 	iph->version = 4;
 	iph->ihl = sizeof(*iph) >> 2;
-	iph->tos = av->tos;
+	iph->tos = tos;
 	iph->tot_len = htons(skb->len);
 	/* Never fragmented: the path MTU was chosen to fit the netdev. */
 	iph->frag_off = htons(IP_DF);
@@ -278,12 +291,12 @@ static void sroce_tx_push_ipv4(struct net *net, struct sk_buff *skb,
 }
 
 static void sroce_tx_push_ipv6(struct sk_buff *skb, const struct sroce_av *av,
-			       u8 hop_limit)
+			       u8 tclass, u8 hop_limit)
 {
 	struct ipv6hdr *ip6h = skb_push(skb, sizeof(*ip6h));
 
 	skb_reset_network_header(skb);
-	ip6_flow_hdr(ip6h, av->tos, htonl(av->flow_label));
+	ip6_flow_hdr(ip6h, tclass, htonl(av->flow_label));
 	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
 	ip6h->nexthdr = IPPROTO_UDP;
 	ip6h->hop_limit = hop_limit;
@@ -342,7 +355,8 @@ static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 	if (rt->rt_type == RTN_LOCAL)
 		local = __ip_dev_find(net, av->daddr.v4, false) ?: rt->dst.dev;
 
-	sroce_tx_push_ipv4(net, skb, av, av->ttl ?: ip4_dst_hoplimit(&rt->dst));
+	sroce_tx_push_ipv4(net, skb, av, sroce_tx_tos(sdev, av),
+			   av->ttl ?: ip4_dst_hoplimit(&rt->dst));
 	err = sroce_icrc_generate(skb);
 	if (err)
 		goto drop;
@@ -385,7 +399,8 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 	if (dst_rt6_info(dst)->rt6i_flags & RTF_LOCAL)
 		local = ipv6_dev_find(net, &av->daddr.v6, NULL) ?: dst->dev;
 
-	sroce_tx_push_ipv6(skb, av, av->ttl ?: ip6_dst_hoplimit(dst));
+	sroce_tx_push_ipv6(skb, av, sroce_tx_tos(sdev, av),
+			   av->ttl ?: ip6_dst_hoplimit(dst));
 	err = sroce_icrc_generate(skb);
 	if (err)
 		goto drop;
