@@ -15,8 +15,8 @@
  *                    i <= F       fast recovery    (Rt unchanged)
  *                    j <= F < i   additive         Rt += R_AI
  *                    F < j        hyper            Rt += R_HAI
- *                  then Rc = (Rt + Rc) / 2; at line rate the QP is no
- *                  longer paced.
+ *                  then Rc = (Rt + Rc) / 2, at most the line rate
+ *                  (sroce_cc_line()).
  *
  * The two timers are evaluated lazily: whenever the QP's state is looked
  * at (a CNP arrives, the requester asks for budget) the periods that
@@ -81,10 +81,17 @@ static ssize_t sroce_cc_store(struct ib_device *ibdev, u32 port,
 #define SROCE_CC_MAX_RATE	1000000000U	/* 1 Tbit/s in kbit/s */
 
 /*
+ * Where the first cut starts when rate_line_kbps is 0 ("the port's own
+ * speed, not paced"): a 100 Gbit/s NIC.
+ */
+#define SROCE_CC_UNPACED_LINE	100000000U
+
+/*
  * Defaults: g and K as in the DCQCN paper, the rate steps, T, B and the
- * minimum rate of common RoCE NIC firmware, line rate 100 Gbit/s.  A
- * software fabric with small bottlenecks wants smaller steps and a line
- * rate near its port speed (scripts/cc-bench sets them).
+ * minimum rate of common RoCE NIC firmware, no line rate (a QP at line
+ * rate is not paced; see sroce_cc_line()).  A software fabric with small
+ * bottlenecks wants smaller steps and a line rate equal to its port speed
+ * (scripts/cc-bench sets them).
  */
 static struct sroce_cc_param sroce_cc_params[] = {
 	SROCE_CC_PARAM(ecn_mark, 0, 1, 1),
@@ -99,7 +106,7 @@ static struct sroce_cc_param sroce_cc_params[] = {
 	SROCE_CC_PARAM(rate_ai_kbps, 1, SROCE_CC_MAX_RATE, 5000),
 	SROCE_CC_PARAM(rate_hai_kbps, 1, SROCE_CC_MAX_RATE, 50000),
 	SROCE_CC_PARAM(rate_min_kbps, 1, SROCE_CC_MAX_RATE, 1000),
-	SROCE_CC_PARAM(rate_line_kbps, 1, SROCE_CC_MAX_RATE, 100000000),
+	SROCE_CC_PARAM(rate_line_kbps, 0, SROCE_CC_MAX_RATE, 0),
 };
 
 static struct attribute *sroce_cc_attrs[] = {
@@ -176,9 +183,9 @@ static ssize_t sroce_cc_store(struct ib_device *ibdev, u32 port,
 	/* The one relation between two parameters: min <= line. */
 	mutex_lock(&sroce_cc_store_mutex);
 	if ((param->offset == offsetof(struct sroce_cc_params, rate_min_kbps) &&
-	     val > READ_ONCE(p->rate_line_kbps)) ||
+	     READ_ONCE(p->rate_line_kbps) && val > READ_ONCE(p->rate_line_kbps)) ||
 	    (param->offset == offsetof(struct sroce_cc_params, rate_line_kbps) &&
-	     val < READ_ONCE(p->rate_min_kbps)))
+	     val && val < READ_ONCE(p->rate_min_kbps)))
 		ret = -EINVAL;
 	else
 		WRITE_ONCE(*sroce_cc_field(p, param), val);
@@ -187,6 +194,23 @@ static ssize_t sroce_cc_store(struct ib_device *ibdev, u32 port,
 }
 
 /* ---- per-QP state ----------------------------------------------------------- */
+
+/*
+ * The line rate: rate_line_kbps is the port speed sroce emulates, and a
+ * QP is paced to it from the start (when the reaction point is on), as a
+ * NIC's port limits it.  0 means the netdev's own speed: QPs at line rate
+ * are not paced at all, and DCQCN starts from SROCE_CC_UNPACED_LINE.
+ */
+static u32 sroce_cc_line(const struct sroce_cc_params *p)
+{
+	return READ_ONCE(p->rate_line_kbps) ?: SROCE_CC_UNPACED_LINE;
+}
+
+/* Is the QP paced while it sends at line rate? */
+static bool sroce_cc_line_paced(const struct sroce_cc_params *p)
+{
+	return READ_ONCE(p->rate_line_kbps) && READ_ONCE(p->rp_enable);
+}
 
 static bool sroce_cc_qp_connected(const struct sroce_qp *qp)
 {
@@ -202,13 +226,13 @@ static enum hrtimer_restart sroce_cc_pace_expired(struct hrtimer *timer)
 	return HRTIMER_NORESTART;
 }
 
-/* Line rate, not paced, alpha 1 (the paper's initial value). */
+/* Line rate, alpha 1 (the paper's initial value). */
 static void sroce_cc_qp_start(struct sroce_qp *qp)
 {
 	struct sroce_cc_qp *cc = &qp->cc;
-	u32 line = READ_ONCE(qp->sdev->cc.rate_line_kbps);
+	u32 line = sroce_cc_line(&qp->sdev->cc);
 
-	WRITE_ONCE(cc->paced, false);
+	WRITE_ONCE(cc->paced, sroce_cc_line_paced(&qp->sdev->cc));
 	cc->rc_kbps = line;
 	cc->rt_kbps = line;
 	cc->alpha = SROCE_CC_ALPHA_ONE;
@@ -245,11 +269,12 @@ void sroce_cc_qp_cleanup(struct sroce_qp *qp)
 
 /* ---- reaction point: DCQCN ------------------------------------------------ */
 
-static void sroce_cc_at_line_rate(struct sroce_cc_qp *cc, u32 line)
+static void sroce_cc_at_line_rate(struct sroce_cc_qp *cc,
+				  const struct sroce_cc_params *p)
 {
-	cc->rc_kbps = line;
-	cc->rt_kbps = line;
-	WRITE_ONCE(cc->paced, false);
+	cc->rc_kbps = sroce_cc_line(p);
+	cc->rt_kbps = cc->rc_kbps;
+	WRITE_ONCE(cc->paced, sroce_cc_line_paced(p));
 }
 
 /* One rate increase event (timer or byte counter already counted). */
@@ -257,7 +282,7 @@ static void sroce_cc_increase(struct sroce_cc_qp *cc,
 			      const struct sroce_cc_params *p)
 {
 	u32 f = READ_ONCE(p->fast_recovery);
-	u32 line = READ_ONCE(p->rate_line_kbps);
+	u32 line = sroce_cc_line(p);
 	u64 rt = cc->rt_kbps;
 
 	if (max(cc->timer_steps, cc->byte_steps) > f) {
@@ -269,7 +294,7 @@ static void sroce_cc_increase(struct sroce_cc_qp *cc,
 	cc->rt_kbps = min_t(u64, rt, line);
 	cc->rc_kbps = DIV_ROUND_UP((u64)cc->rt_kbps + cc->rc_kbps, 2);
 	if (cc->rc_kbps >= line)
-		sroce_cc_at_line_rate(cc, line);
+		sroce_cc_at_line_rate(cc, p);
 }
 
 /* Apply the alpha periods that ended before @now. */
@@ -304,10 +329,10 @@ static void sroce_cc_rate_catch_up(struct sroce_cc_qp *cc,
 	n = div64_u64(now - cc->rate_stamp, t);
 	cc->rate_stamp += n * t;
 	if (n > SROCE_CC_MAX_STEPS) {
-		sroce_cc_at_line_rate(cc, READ_ONCE(p->rate_line_kbps));
+		sroce_cc_at_line_rate(cc, p);
 		return;
 	}
-	while (n-- && cc->paced) {
+	while (n-- && cc->paced && cc->rc_kbps < sroce_cc_line(p)) {
 		cc->timer_steps++;
 		sroce_cc_increase(cc, p);
 	}
@@ -329,10 +354,13 @@ bool sroce_cc_tx_budget(struct sroce_qp *qp, u32 bytes)
 	spin_lock(&cc->lock);
 	if (!cc->paced)
 		goto send;
-	sroce_cc_alpha_catch_up(cc, p, now);
-	sroce_cc_rate_catch_up(cc, p, now);
-	if (!cc->paced)
-		goto send;
+	/* The timers run from the first CNP on. */
+	if (cc->alpha_stamp) {
+		sroce_cc_alpha_catch_up(cc, p, now);
+		sroce_cc_rate_catch_up(cc, p, now);
+		if (!cc->paced)
+			goto send;
+	}
 
 	if (cc->next_send > now) {
 		if (!hrtimer_is_queued(&cc->pace_timer))
@@ -348,7 +376,7 @@ bool sroce_cc_tx_budget(struct sroce_qp *qp, u32 bytes)
 	/* Byte counter: one increase step every B bytes. */
 	b = READ_ONCE(p->byte_counter);
 	cc->bytes += bytes;
-	while (cc->bytes >= b && cc->paced) {
+	while (cc->bytes >= b && cc->rc_kbps < sroce_cc_line(p)) {
 		cc->bytes -= b;
 		cc->byte_steps++;
 		sroce_cc_increase(cc, p);
@@ -377,7 +405,7 @@ void sroce_cc_rx_cnp(struct sroce_qp *qp, struct sk_buff *skb)
 		sroce_cc_alpha_catch_up(cc, p, now);
 	/* At line rate: the line rate of now, it may have changed. */
 	if (!cc->paced)
-		cc->rc_kbps = READ_ONCE(p->rate_line_kbps);
+		cc->rc_kbps = sroce_cc_line(p);
 	cc->rt_kbps = cc->rc_kbps;
 	cut = ((u64)cc->rc_kbps * cc->alpha) >> (SROCE_CC_ALPHA_SHIFT + 1);
 	cc->rc_kbps = max_t(u64, cc->rc_kbps - cut,

@@ -19,9 +19,9 @@
  * /sys/class/infiniband/<dev>/ports/1/cc/), state is per QP (struct
  * sroce_cc_qp).  See Documentation/congestion-control.rst.
  *
- * The datapath sees four calls.  While a QP sends at line rate (always,
- * when the reaction point is off) the requester's cost is the one branch
- * on sroce_cc_paced().
+ * The datapath sees four calls.  While a QP is not paced (at line rate
+ * with no emulated line rate, always when the reaction point is off) the
+ * requester's cost is the one branch on sroce_cc_paced().
  */
 #ifndef SROCE_CC_H
 #define SROCE_CC_H
@@ -56,14 +56,14 @@ struct sroce_cc_params {
 	u32 rate_ai_kbps;	/* R_AI: additive increase */
 	u32 rate_hai_kbps;	/* R_HAI: hyper increase */
 	u32 rate_min_kbps;	/* never paced below this */
-	u32 rate_line_kbps;	/* start and ceiling (the port's speed) */
+	u32 rate_line_kbps;	/* emulated port speed; 0: the netdev's */
 };
 
 /* Per-QP congestion state, struct sroce_qp.cc. */
 struct sroce_cc_qp {
 	/*
-	 * Read without the lock by the requester: true while the QP's rate
-	 * is below line rate, i.e. while its packets are paced.
+	 * Read without the lock by the requester: true while the QP's
+	 * packets are paced (below line rate, or at an emulated line rate).
 	 */
 	bool paced;
 
