@@ -1,0 +1,324 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# cc.sh: congestion control (ECN, CNPs, DCQCN) on topology (a) and with
+# rdma_rxe (topology (b)):
+#   - the parameters under /sys/class/infiniband/DEV/ports/1/cc/ have their
+#     documented defaults, take valid values and refuse bad ones (EINVAL);
+#   - transmitted packets carry ECT(0) in IPv4 and IPv6 (captured on the
+#     veth), and not when ecn_mark is 0;
+#   - through a CE-marking bottleneck (htb + red ecn) the receiver counts CE
+#     marks and sends CNPs, the sender receives them and cuts its rate
+#     (counters, one sroce_cc_rate_cut event per cut), the data arrives
+#     intact; the captured CNPs have the NIC format (opcode 0x81, BECN,
+#     P_Key 0xffff, PSN 0, 16 zero bytes, valid ICRC, UDP length 40) and
+#     name the sender's QP; at most one CNP per QP per cnp_interval_us;
+#   - with rp_enable 0 CNPs are counted but cut nothing;
+#   - a CNP built like a ConnectX NIC's (raw socket) cuts the rate of the
+#     QP it names; one with a bad ICRC is dropped;
+#   - rdma_rxe, which ignores ECN and CNPs, still exchanges checked data
+#     with sroce through the marking bottleneck, both ways.
+# Behaviour is asserted, not timings.
+
+. "$(dirname "$0")/lib.sh"
+
+[[ $SROCE_DRIVER == sroce ]] || skip_all "sroce-specific (congestion control)"
+sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
+lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
+export RDMAV_DRIVERS=$lib
+command -v tcpdump > /dev/null || skip_all "no tcpdump"
+command -v python3 > /dev/null || skip_all "no python3"
+for m in sch_htb sch_red; do modprobe $m 2>/dev/null || skip_all "no $m"; done
+
+PKT="python3 $(dirname "$0")/cc_pkt.py"
+TRACING=/sys/kernel/tracing
+TMP=$(mktemp -d /tmp/cc.XXXXXX)
+bg_pids=()
+
+cleanup() {
+	local p
+	for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	[[ -e $TRACING/events/sroce/enable ]] && echo 0 > $TRACING/events/sroce/enable
+	topo_cleanup
+	sroce_unload
+	rmmod rdma_rxe 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+dmesg_mark
+sroce_load || { not_ok "load the module"; finish; }
+
+declare -A ST
+# snap ARRAY DEV: DEV's port counters into the associative array ARRAY
+snap() {
+	local -n _dst=$1
+	local out w i
+	out=$(rdma statistic show link "$2/1") || return 1
+	read -ra w <<< "${out//$'\n'/ }"
+	for ((i = 2; i + 1 < ${#w[@]}; i += 2)); do _dst[${w[i]}]=${w[i + 1]}; done
+}
+# d BEFORE AFTER COUNTER: the difference
+d() { local -n _a=$1 _b=$2; echo $((_b[$3] - _a[$3])); }
+
+# check_ge NAME MIN ACTUAL
+check_ge() {
+	if [[ $3 =~ ^[0-9]+$ ]] && (($3 >= $2)); then
+		ok "$1"
+		diag "$3 >= $2"
+		return 0
+	fi
+	not_ok "$1"
+	diag "expected at least $2, got '$3'"
+	return 1
+}
+
+# cc DEV PARAM [VALUE]: read or write a cc parameter
+cc() {
+	if [[ $# == 3 ]]; then echo "$3" > "$IB/$1/ports/1/cc/$2"; else echo "$(< "$IB/$1/ports/1/cc/$2")"; fi
+}
+
+# capture NS IFACE FILE FILTER...: tcpdump in the background until stop_capture
+capture() {
+	local ns=$1 ifc=$2 file=$3
+	shift 3
+	in_ns "$ns" tcpdump -i "$ifc" -n -U -s 200 -w "$file" "$@" 2> "$file.err" &
+	CAP_PID=$!
+	bg_pids+=($CAP_PID)
+	wait_until 10 grep -q listening "$file.err"
+}
+stop_capture() { kill "$CAP_PID" 2>/dev/null; wait "$CAP_PID" 2>/dev/null; }
+
+# bottleneck NS IFACE RATE: htb rate limit with a shallow ECN-marking RED
+bottleneck() {
+	in_ns "$1" tc qdisc replace dev "$2" root handle 1: htb default 1 &&
+	in_ns "$1" tc class add dev "$2" parent 1: classid 1:1 htb rate "$3" burst 4k &&
+	in_ns "$1" tc qdisc add dev "$2" parent 1:1 handle 10: red limit 64000 \
+		min 3000 max 9000 avpkt 1100 burst 4 bandwidth "$3" probability 0.5 ecn
+}
+bottleneck_cleanup() { in_ns "$1" tc qdisc del dev "$2" root 2>/dev/null; }
+
+if ! topo_pair 2> "$TMP/topo.err"; then
+	not_ok "topology (a)"
+	diag "$(< "$TMP/topo.err")"
+	finish
+fi
+ok "topology (a)"
+
+# ---- parameters --------------------------------------------------------------
+PARAMS="ecn_mark np_enable cnp_interval_us rp_enable g alpha_timer_us rate_timer_us byte_counter fast_recovery rate_ai_kbps rate_hai_kbps rate_min_kbps rate_line_kbps"
+DEFAULTS="1 1 50 1 4 55 300 32768 5 5000 50000 1000 0"
+vals=
+for p in $PARAMS; do vals+=" $(cc $DEV_A $p)"; done
+check_eq "ports/1/cc/ parameters have their documented defaults" "$DEFAULTS" "${vals# }"
+cc $DEV_A g 16 && cc $DEV_A rate_ai_kbps 250
+check_eq "parameters take valid values" "16 250" "$(cc $DEV_A g) $(cc $DEV_A rate_ai_kbps)"
+for bad in "g 0" "g 1025" "g x" "rp_enable 2" "ecn_mark -1" "byte_counter 10" \
+	   "fast_recovery 0" "rate_min_kbps 2000000000" "cnp_interval_us 1000001"; do
+	set -- $bad
+	check_fails "cc/$1 refuses '$2' (EINVAL)" "invalid argument" \
+		bash -c "echo $2 > $IB/$DEV_A/ports/1/cc/$1"
+done
+cc $DEV_A rate_line_kbps 5000
+cc $DEV_A rate_min_kbps 1000
+check_fails "cc/rate_line_kbps below rate_min_kbps is refused" "invalid argument" \
+	bash -c "echo 999 > $IB/$DEV_A/ports/1/cc/rate_line_kbps"
+check_eq "a refused value leaves the parameter alone" "16 5000" "$(cc $DEV_A g) $(cc $DEV_A rate_line_kbps)"
+set -- $DEFAULTS
+for p in $PARAMS; do cc $DEV_A $p "$1"; shift; done
+
+# ---- ECT(0) on the wire ------------------------------------------------------------
+# ecn_wire FAMILY IP_A IP_B: capture a short ping-pong on VETH_B; DEV_A
+# marks, DEV_B (ecn_mark 0) does not.  The pcap helper prints the ECN
+# field (1st column) and the source address (last) of every RoCE packet.
+ecn_wire() {
+	local fam=$1 ipa=$2 ipb=$3
+	capture $NS_B $VETH_B "$TMP/ecn.pcap" udp port 4791
+	PP_CONNECT=$IP4_B pingpong ibv_rc_pingpong $NS_B $DEV_B "$ipb" $NS_A $DEV_A "$ipa" -c -n 5 -s 64 ||
+		diag "$PP_OUT"
+	stop_capture
+	$PKT pcap "$TMP/ecn.pcap" > "$TMP/ecn.txt"
+	check_eq "$fam: every RoCE packet of $DEV_A carries ECT(0)" "ecn=2" \
+		"$(awk -v s="src=$ipa" '$NF == s { print $1 }' "$TMP/ecn.txt" | sort -u | tr '\n' ' ' | sed 's/ $//')"
+	check_eq "$fam: with ecn_mark 0, $DEV_B's packets are Not-ECT" "ecn=0" \
+		"$(awk -v s="src=$ipb" '$NF == s { print $1 }' "$TMP/ecn.txt" | sort -u | tr '\n' ' ' | sed 's/ $//')"
+	diag "$(head -2 "$TMP/ecn.txt")"
+}
+cc $DEV_B ecn_mark 0
+ecn_wire IPv4 $IP4_A $IP4_B
+ecn_wire IPv6 $IP6_A $IP6_B
+cc $DEV_B ecn_mark 1
+
+# ---- CE -> CNP -> rate cut ---------------------------------------------------------
+# DEV_A sends through a 10 Mbit/s marking bottleneck on VETH_A; DCQCN's
+# rates and timers scaled to that port speed and to the milliseconds a
+# round trip takes in a TCG guest; the line rate (DEV_A's emulated port
+# speed) 2x the bottleneck.  One CNP per QP per 10 ms at most.
+RATE=10mbit
+cc $DEV_A rate_line_kbps 20000
+cc $DEV_A rate_min_kbps 500
+cc $DEV_A rate_ai_kbps 200
+cc $DEV_A rate_hai_kbps 1000
+cc $DEV_A rate_timer_us 10000
+cc $DEV_A alpha_timer_us 11000
+cc $DEV_B cnp_interval_us 10000
+have_trace=0
+[[ -d $TRACING/events ]] || mount -t tracefs nodev $TRACING 2>/dev/null
+if [[ -e $TRACING/events/sroce/sroce_cc_rate_cut/enable ]]; then
+	echo > $TRACING/trace
+	echo 1 > $TRACING/events/sroce/sroce_cc_rate_cut/enable
+	have_trace=1
+fi
+declare -A A0 B0 A1 B1
+if bottleneck $NS_A $VETH_A $RATE; then
+	ok "bottleneck: htb $RATE + red ecn on $VETH_A"
+else
+	not_ok "bottleneck: htb $RATE + red ecn on $VETH_A"
+fi
+capture $NS_A $VETH_A "$TMP/cnp.pcap" "udp port 4791 and udp[8] = 0x81"
+snap A0 $DEV_A && snap B0 $DEV_B
+t0=${EPOCHREALTIME/./}
+if pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 20 -s 262144; then
+	ok "RC 20 x 256 KiB through the bottleneck, data checked$(_slow "${t0:0:-6}.${t0: -6}")"
+else
+	not_ok "RC 20 x 256 KiB through the bottleneck, data checked"
+	diag "$PP_OUT"
+fi
+secs=$(( (${EPOCHREALTIME/./} - t0 + 999999) / 1000000 ))
+snap A1 $DEV_A && snap B1 $DEV_B
+stop_capture
+check_ge "$DEV_B counted CE-marked packets (rx_ecn_ce)" 1 "$(d B0 B1 rx_ecn_ce)"
+check_ge "$DEV_B sent CNPs (tx_cnp)" 1 "$(d B0 B1 tx_cnp)"
+# The last CNPs may still be on their way.
+_all_cnps() { snap A1 $DEV_A && (($(d A0 A1 rx_cnp) >= $(d B0 B1 tx_cnp))); }
+wait_until 5 _all_cnps
+check_eq "$DEV_A received every CNP (rx_cnp == peer tx_cnp)" "$(d B0 B1 tx_cnp)" "$(d A0 A1 rx_cnp)"
+check_eq "$DEV_A cut its rate once per CNP (cc_rate_cuts)" "$(d A0 A1 rx_cnp)" "$(d A0 A1 cc_rate_cuts)"
+if (($(d B0 B1 tx_cnp) <= 100 * secs + 1)); then
+	ok "at most one CNP per QP per cnp_interval_us (10 ms)"
+else
+	not_ok "at most one CNP per QP per cnp_interval_us (10 ms)"
+fi
+diag "$secs s: CE $(d B0 B1 rx_ecn_ce), CNPs $(d B0 B1 tx_cnp), cuts $(d A0 A1 cc_rate_cuts), retransmits $(d A0 A1 req_retransmits), timeouts $(d A0 A1 req_timeouts)"
+bad=0
+for c in rx_bad_header rx_bad_opcode rx_bad_icrc rx_bad_qp_type rx_bad_addr rx_bad_pkey; do
+	bad=$((bad + $(d A0 A1 $c) + $(d B0 B1 $c)))
+done
+check_eq "no packet (CNPs included) refused as malformed or misaddressed" 0 "$bad"
+
+$PKT pcap "$TMP/cnp.pcap" > "$TMP/cnp.txt"
+cnp=$(head -1 "$TMP/cnp.txt")
+diag "first CNP: $cnp"
+fmt=$(awk '{ $1 = ""; $7 = ""; $NF = ""; print }' "$TMP/cnp.txt" | sort -u | tr -s ' ')
+check_eq "captured CNPs: opcode 0x81, UDP length 40, BECN, P_Key 0xffff, PSN 0, 16 zero bytes, ICRC" \
+	" opcode=0x81 udp_len=40 becn=1 fecn=0 pkey=0xffff psn=0 body=00000000000000000000000000000000 icrc_ok=1 " "$fmt"
+if [[ $have_trace == 1 ]]; then
+	echo 0 > $TRACING/events/sroce/sroce_cc_rate_cut/enable
+	trace=$(< $TRACING/trace)
+	check_eq "one sroce_cc_rate_cut event per cut" "$(d A0 A1 cc_rate_cuts)" \
+		"$(grep -c "sroce_cc_rate_cut: $DEV_A " <<< "$trace")"
+	dqpn=$(awk '{ sub("dqpn=", "", $7); print $7; exit }' "$TMP/cnp.txt")
+	check "the CNP names the QP that was cut (DestQP $dqpn)" \
+		grep -q "sroce_cc_rate_cut: $DEV_A qpn=$dqpn rc_kbps=" <<< "$trace"
+	rc=$(grep -m1 -o "rc_kbps=[0-9]*" <<< "$trace")
+	check "the first cut lowered the rate below line rate (20000): $rc" test "${rc#rc_kbps=}" -lt 20000
+	diag "$(grep -m3 sroce_cc_rate_cut <<< "$trace")"
+else
+	skip "sroce_cc_rate_cut events" "no tracepoints"
+fi
+
+# ---- rp_enable 0: CNPs counted, no cuts ----------------------------------------------
+cc $DEV_A rp_enable 0
+cc $DEV_B cnp_interval_us 50
+snap A0 $DEV_A && snap B0 $DEV_B
+if pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 4 -s 131072; then
+	ok "rp_enable 0: RC 4 x 128 KiB through the bottleneck, data checked"
+else
+	not_ok "rp_enable 0: RC 4 x 128 KiB through the bottleneck, data checked"
+	diag "$PP_OUT"
+fi
+snap A1 $DEV_A && snap B1 $DEV_B
+check_ge "rp_enable 0: CNPs still arrive (rx_cnp)" 1 "$(d A0 A1 rx_cnp)"
+check_eq "rp_enable 0: no rate cut" 0 "$(d A0 A1 cc_rate_cuts)"
+cc $DEV_A rp_enable 1
+bottleneck_cleanup $NS_A $VETH_A
+
+# ---- a CNP from a NIC ----------------------------------------------------------------
+# A long ping-pong holds a connected QP on DEV_A; a CNP in the ConnectX
+# format, sent from DEV_B's address through a raw socket, names it.
+port=$((20000 + RANDOM % 10000))
+sgi=$(gid_index $DEV_B $IP4_B) cgi=$(gid_index $DEV_A $IP4_A)
+ip netns exec $NS_B timeout 120 ibv_rc_pingpong -d $DEV_B -g "$sgi" -p $port -n 1000000 -s 64 > "$TMP/srv" 2>&1 &
+bg_pids+=($!)
+_listening() { [[ -n $(in_ns $NS_B ss -Hltn "sport = :$port" 2>/dev/null) ]]; }
+wait_until 15 _listening
+ip netns exec $NS_A timeout 120 ibv_rc_pingpong -d $DEV_A -g "$cgi" -p $port -n 1000000 -s 64 $IP4_B > "$TMP/cli" 2>&1 &
+bg_pids+=($!)
+_rts() { rdma resource show qp link $DEV_A/1 | grep -q 'RTS.*ibv_rc_pingpong\|ibv_rc_pingpong.*RTS'; }
+if wait_until 20 _rts; then
+	lqpn=$(rdma resource show qp link $DEV_A/1 | awk '/ibv_rc_pingpong/ { for (i = 1; i < NF; i++) if ($i == "lqpn") { print $(i + 1); exit } }')
+	snap A0 $DEV_A
+	in_ns $NS_B $PKT cnp $IP4_B $IP4_A "$lqpn"
+	in_ns $NS_B $PKT cnp $IP4_B $IP4_A "$lqpn" --bad-icrc
+	_cnp_in() { snap A1 $DEV_A && (($(d A0 A1 rx_cnp) >= 1 && $(d A0 A1 rx_bad_icrc) >= 1)); }
+	wait_until 10 _cnp_in
+	check_eq "a ConnectX-format CNP to QP $lqpn: received and acted on (rx_cnp, cc_rate_cuts)" \
+		"1 1" "$(d A0 A1 rx_cnp) $(d A0 A1 cc_rate_cuts)"
+	check_eq "the same CNP with a bad ICRC is dropped (rx_bad_icrc)" 1 "$(d A0 A1 rx_bad_icrc)"
+else
+	not_ok "a running ping-pong's QP for the CNP injection"
+	diag "$(rdma resource show qp link $DEV_A 2>&1)"
+fi
+for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done
+wait 2>/dev/null
+bg_pids=()
+
+# ---- rdma_rxe through the marking bottleneck ------------------------------------------------
+# sroce (in NS_B) sends ECT(0) through the bottleneck on VETH_B towards
+# rdma_rxe, which gets CE marks and ignores them; rdma_rxe sends ECT(0) too
+# when asked for traffic class 2 (perftest --tclass), then sroce answers
+# the CE marks with CNPs, which rdma_rxe drops.  Data checked both ways.
+if modprobe rdma_rxe 2>/dev/null && topo_interop 2> "$TMP/topo.err"; then
+	ok "topology (b): rdma_rxe $RXE_DEV <-> sroce $DEV_B"
+	bottleneck $NS_B $VETH_B $RATE
+	bottleneck "" $VETH_A $RATE
+	snap B0 $DEV_B
+	if pingpong ibv_rc_pingpong "" $RXE_DEV $IP4_A $NS_B $DEV_B $IP4_B -c -n 5 -s 65536; then
+		ok "rxe server <- sroce client, 5 x 64 KiB through the bottleneck, data checked"
+	else
+		not_ok "rxe server <- sroce client, 5 x 64 KiB through the bottleneck, data checked"
+		diag "$PP_OUT"
+	fi
+	port=$((20000 + RANDOM % 10000))
+	sgi=$(gid_index $DEV_B $IP4_B) cgi=$(gid_index $RXE_DEV $IP4_A)
+	in_ns $NS_B timeout 90 ib_write_bw -d $DEV_B -x "$sgi" -p $port -F -s 65536 -n 20 > "$TMP/srv" 2>&1 &
+	spid=$!
+	wait_until 15 _listening
+	crc=0
+	timeout 90 ib_write_bw -d $RXE_DEV -x "$cgi" -p $port -F -s 65536 -n 20 --tclass=2 $IP4_B > "$TMP/cli" 2>&1 || crc=$?
+	src=0
+	wait $spid || src=$?
+	snap B1 $DEV_B
+	if [[ $crc == 0 && $src == 0 ]]; then
+		ok "rxe (tclass 2: ECT(0)) -> sroce ib_write_bw through the bottleneck completes"
+	else
+		not_ok "rxe (tclass 2: ECT(0)) -> sroce ib_write_bw through the bottleneck completes"
+		diag "client exit $crc: $(tail -5 "$TMP/cli")"
+		diag "server exit $src: $(tail -5 "$TMP/srv")"
+	fi
+	check_ge "sroce answered rdma_rxe's CE marks with CNPs (tx_cnp)" 1 "$(d B0 B1 tx_cnp)"
+	if pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B "" $RXE_DEV $IP4_A -c -n 5 -s 65536; then
+		ok "sroce server <- rxe client after the CNPs, data checked"
+	else
+		not_ok "sroce server <- rxe client after the CNPs, data checked"
+		diag "$PP_OUT"
+	fi
+	diag "sroce: CE $(d B0 B1 rx_ecn_ce), CNPs sent $(d B0 B1 tx_cnp), received $(d B0 B1 rx_cnp), retransmits $(d B0 B1 req_retransmits)"
+	bottleneck_cleanup $NS_B $VETH_B
+	bottleneck_cleanup "" $VETH_A
+else
+	skip "rdma_rxe through the bottleneck" "no rdma_rxe or topology (b) failed: $(< "$TMP/topo.err")"
+fi
+
+check_dmesg_clean "no kernel warnings"
+finish
