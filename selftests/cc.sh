@@ -78,11 +78,13 @@ cc() {
 	if [[ $# == 3 ]]; then echo "$3" > "$IB/$1/ports/1/cc/$2"; else echo "$(< "$IB/$1/ports/1/cc/$2")"; fi
 }
 
-# capture NS IFACE FILE FILTER...: tcpdump in the background until stop_capture
+# capture NS IFACE FILE FILTER...: tcpdump in the background until
+# stop_capture.  `ip netns exec` execs tcpdump, so $! is tcpdump itself (a
+# shell function in the background would leave it running when killed).
 capture() {
 	local ns=$1 ifc=$2 file=$3
 	shift 3
-	in_ns "$ns" tcpdump -i "$ifc" -n -U -s 200 -w "$file" "$@" 2> "$file.err" &
+	ip netns exec "$ns" tcpdump -i "$ifc" -n -U -s 200 -w "$file" "$@" 2> "$file.err" &
 	CAP_PID=$!
 	bg_pids+=($CAP_PID)
 	wait_until 10 grep -q listening "$file.err"
