@@ -54,10 +54,13 @@ static struct workqueue_struct *sroce_resp_wq;
 /* Atomics are atomic with respect to every QP of every sroce device. */
 static DEFINE_SPINLOCK(sroce_atomic_lock);
 
-/* WQ_MEM_RECLAIM: storage ULPs may wait on READ responses to free memory. */
+/*
+ * WQ_MEM_RECLAIM: storage ULPs may wait on READ responses to free memory.
+ * Per-CPU, not unbound: see sroce_resp_schedule().
+ */
 int sroce_responder_module_init(void)
 {
-	sroce_resp_wq = alloc_workqueue("sroce_resp", WQ_HIGHPRI | WQ_UNBOUND |
+	sroce_resp_wq = alloc_workqueue("sroce_resp", WQ_HIGHPRI |
 					WQ_MEM_RECLAIM, 0);
 	return sroce_resp_wq ? 0 : -ENOMEM;
 }
@@ -657,10 +660,21 @@ static int sroce_resp_read_send(struct sroce_qp *qp, unsigned int budget)
 	return err;
 }
 
+/*
+ * The work item continues on the CPU that sent the packets before it
+ * (callers hold resp.lock, so this one).  A local receiver (loopback, a
+ * veth peer) takes our packets into the receive backlog of the sending
+ * CPU; the next ones sent from another CPU would enter another backlog
+ * and could overtake them: the requester sees a gap, asks again, and the
+ * restarted READ responses race the old ones the same way, until
+ * RETRY_EXC_ERR.  A long READ response that met a full backlog (-ENOBUFS,
+ * retried at once) almost always did that.
+ */
 static void sroce_resp_schedule(struct sroce_qp *qp, unsigned long delay)
 {
 	if (!qp->resp.dying)
-		mod_delayed_work(sroce_resp_wq, &qp->resp.work, delay);
+		mod_delayed_work_on(smp_processor_id(), sroce_resp_wq,
+				    &qp->resp.work, delay);
 }
 
 /*
