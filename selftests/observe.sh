@@ -208,7 +208,11 @@ _listening() { [[ -n $(in_ns $NS_B ss -Hltn "sport = :$port" 2>/dev/null) ]]; }
 wait_until 15 _listening
 ip netns exec $NS_A timeout 120 ibv_rc_pingpong -d $DEV_A -g "$cgi" -p $port -n 1000000 -s 1024 $IP4_B > /tmp/obs.cli 2>&1 &
 bg_pids+=($!)
-_rts() { rdma resource show qp link $DEV_A/1 | grep -q 'state RTS'; }
+# The program's RC QP, not QP1 (GSI), which the MAD layer keeps in RTS.
+_rts() {
+	rdma resource show qp link $DEV_A/1 |
+		grep ' type RC ' | grep ' state RTS ' | grep -q ibv_rc_pingpong
+}
 if wait_until 20 _rts; then
 	ok "a running ping-pong's QP is listed in state RTS"
 else
