@@ -81,10 +81,14 @@ cc() {
 # capture NS IFACE FILE FILTER...: tcpdump in the background until
 # stop_capture.  `ip netns exec` execs tcpdump, so $! is tcpdump itself (a
 # shell function in the background would leave it running when killed).
+# --immediate-mode: without it libpcap hands packets over a ring block at a
+# time, and a short exchange still sitting in an unfinished block when
+# tcpdump is killed never reaches the file (the IPv4 capture came back
+# empty that way).
 capture() {
 	local ns=$1 ifc=$2 file=$3
 	shift 3
-	ip netns exec "$ns" tcpdump -i "$ifc" -n -U -s 200 -w "$file" "$@" 2> "$file.err" &
+	ip netns exec "$ns" tcpdump --immediate-mode -i "$ifc" -n -U -s 200 -w "$file" "$@" 2> "$file.err" &
 	CAP_PID=$!
 	bg_pids+=($CAP_PID)
 	wait_until 10 grep -q listening "$file.err"
