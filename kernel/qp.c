@@ -800,6 +800,15 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			*bad_wr = wr;
 		return -EINVAL;
 	}
+	/*
+	 * A user QP's WQEs are in its ring; work requests passed through
+	 * uverbs would be dropped without a trace, so they are refused.
+	 */
+	if (qp->user && wr) {
+		if (bad_wr)
+			*bad_wr = wr;
+		return -EINVAL;
+	}
 
 	if (!qp->user) {
 		spin_lock_irqsave(&qp->sq_post_lock, flags);
