@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# hostile.sh: a hostile process against sroce, with build/selftests/hostile
+# (hostile.cpp) on topology (c): garbage indices and WQEs written into the
+# mapped send, receive and completion rings, raw uverbs commands with bad
+# handles and work requests, bad MR access flags and QP attributes, bad
+# mmap()s of the command fd, mremap/munmap of a live ring, a fork child
+# writing into the parent's ring.  Each must end in its exact error
+# completion, QP state or errno, with canary pages and untouched buffers
+# checked byte for byte.  Then the device still moves data
+# (ibv_rc_pingpong with its data check) and the kernel log is clean.
+
+. "$(dirname "$0")/lib.sh"
+
+HOSTILE=$TOP/build/selftests/hostile
+
+[[ $SROCE_DRIVER == sroce ]] || skip_all "hostile.cpp uses sroce's provider internals"
+sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
+lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
+export RDMAV_DRIVERS=$lib
+[[ -x $HOSTILE && $HOSTILE -nt $ST_DIR/hostile.cpp ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
+	skip_all "cannot build $HOSTILE (make -C selftests)"
+
+trap 'topo_cleanup; sroce_unload' EXIT
+dmesg_mark
+sroce_load || { not_ok "load the module"; finish; }
+if ! topo_loopback 2>/tmp/topo.err; then
+	not_ok "topology (c)"
+	diag "$(< /tmp/topo.err)"
+	finish
+fi
+ok "topology (c)"
+
+ga=$(gid_index $DEV_A $IP4_A)
+rc=0 t0=$EPOCHREALTIME
+ulimit -l unlimited
+out=$(timeout 150 "$HOSTILE" -d $DEV_A -g "$ga" 2>&1) || rc=$?
+diag "$out"
+case $rc in
+0) ok "hostile: every lie answered by its error, no byte out of bounds touched$(_slow "$t0")" ;;
+*) not_ok "hostile$(_slow "$t0") # exit $rc"
+   diag "failed: $(grep '^not ok' <<< "$out" | tr '\n' ';')" ;;
+esac
+
+check_eq "no user QP, CQ, MR or PD left on $DEV_A" "" \
+	"$({ rdma resource show qp; rdma resource show cq; rdma resource show mr; rdma resource show pd; } |
+	    grep -E "$DEV_A[/ ].*comm [^[]")"
+check "ibv_rc_pingpong after the hostile process" pingpong ibv_rc_pingpong $NS_A $DEV_A $IP4_A $NS_A $DEV_A $IP4_A -n 50 -s 4096 -c
+topo_cleanup
+check_dmesg_clean "kernel log clean"
+finish
