@@ -1,0 +1,261 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# nvme.sh: NVMe over Fabrics on sroce, the kernel's own RDMA storage ULPs.
+# Target: nvmet + nvmet-rdma exporting a memory-backed null_blk namespace,
+# configured through configfs.  Host: nvme-rdma via `nvme connect -t rdma`.
+# fio writes NVME_MIB (256) MiB with crc32c verification headers through
+# O_DIRECT and reads every block back and verifies it (--verify_fatal).
+#   (1) two devices: the target listens on sroce1 (192.168.77.2), the host
+#       connects from sroce0 (--host-traddr 192.168.77.1);
+#   (2) one device: target and host both on sroce0 (QPs of one device talk
+#       to each other through sroce's loopback);
+# each case checks on which devices the RC QPs are, disconnects, and the
+# data survive a reconnect (a verify-only read of the first quarter in
+# case 1).  Then
+# `rdma link delete` of both devices with nvmet-rdma still loaded, rmmod
+# of every ULP module (a leaked reference makes it fail), sroce's module
+# reference count back, kernel log clean.
+#
+# nvme-rdma and nvmet-rdma create their rdma_cm IDs in the initial network
+# namespace, so both veth ends and both devices live there; rdma_rxe (UDP
+# 4791 in the initial namespace too) must not be loaded.  Needs nvme-cli and
+# fio (scripts/install-deps).
+
+. "$(dirname "$0")/lib.sh"
+
+[[ $SROCE_DRIVER == sroce ]] || skip_all "nvme.sh runs on sroce only (rdma_rxe shares UDP 4791 in init_net)"
+sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
+command -v nvme > /dev/null || skip_all "nvme-cli not installed (scripts/install-deps)"
+command -v fio > /dev/null || skip_all "fio not installed (scripts/install-deps)"
+for m in nvmet_rdma nvme_rdma null_blk; do
+	modinfo "$m" > /dev/null 2>&1 || skip_all "kernel has no $m module"
+done
+
+MIB=${NVME_MIB:-256}
+REVERIFY_MIB=$((MIB / 4))
+NQN=nqn.2026-11.org.sroce:selftest
+HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:5e1f7e57-0000-4000-8000-000000000001
+CFG=/sys/kernel/config
+NVMET=$CFG/nvmet
+PORT=$NVMET/ports/1
+SUBSYS=$NVMET/subsystems/$NQN
+NULLB=$CFG/nullb/sroce_nvme	# the disk takes the configfs directory's name
+ULP_MODS="nvme_rdma nvme_fabrics nvmet_rdma nvmet null_blk"
+
+cleanup() {
+	nvme disconnect -n "$NQN" > /dev/null 2>&1
+	rm -f "$PORT/subsystems/$NQN" 2>/dev/null
+	rmdir "$PORT" 2>/dev/null
+	[[ -d $SUBSYS ]] && {
+		echo 0 > "$SUBSYS/namespaces/1/enable"
+		rmdir "$SUBSYS/namespaces/1" "$SUBSYS"
+	} 2>/dev/null
+	[[ -d $NULLB ]] && { echo 0 > "$NULLB/power"; rmdir "$NULLB"; } 2>/dev/null
+	for d in $DEV_A $DEV_B; do
+		[[ -e $IB/$d ]] && rdma link delete "$d" 2>/dev/null
+	done
+	ip link del $VETH_A 2>/dev/null
+	rmmod $ULP_MODS 2>/dev/null
+	sroce_unload
+}
+trap cleanup EXIT
+
+# The initial namespace's UDP 4791 must be free for sroce.
+if grep -qw '^rdma_rxe' /proc/modules; then
+	rmmod rdma_rxe 2>/dev/null || skip_all "rdma_rxe is loaded and busy (it owns UDP 4791 in init_net)"
+fi
+dmesg_mark
+sroce_load || { not_ok "load the module"; finish; }
+modprobe configfs 2>/dev/null
+mount | grep -q " $CFG " || mount -t configfs none $CFG ||
+	{ not_ok "mount configfs"; finish; }
+refcnt0=$(< /sys/module/sroce/refcnt)
+
+# Both veth ends and devices in the initial namespace.  The host side
+# binds to 192.168.77.1 and resolves 192.168.77.2 out of sveth_a: the ARP
+# request arrives on sveth_b from an address of this host, which the IP stack
+# answers only with accept_local (and no reverse-path filter).  Veth MTU 9000:
+# RoCE MTU 4096.
+topo_init() {
+	local i
+	ip link add $VETH_A type veth peer name $VETH_B || return 1
+	for i in all $VETH_A $VETH_B; do
+		sysctl -qw net.ipv4.conf.$i.accept_local=1 net.ipv4.conf.$i.rp_filter=0 || return 1
+	done
+	TOPO_MTU=9000 _topo_end "" $VETH_A $IP4_A $IP6_A &&
+	TOPO_MTU=9000 _topo_end "" $VETH_B $IP4_B $IP6_B &&
+	_topo_link "" $DEV_A sroce $VETH_A &&
+	_topo_link "" $DEV_B sroce $VETH_B &&
+	_topo_wait_active $DEV_A && _topo_wait_active $DEV_B
+}
+if ! topo_init 2> /tmp/topo.err; then
+	not_ok "two sroce devices in the initial namespace"
+	diag "$(< /tmp/topo.err)"
+	finish
+fi
+ok "two sroce devices in the initial namespace, veth MTU 9000"
+
+# Target: a memory-backed null_blk (configfs, so its size is in MiB) as
+# namespace 1 of subsystem NQN, any host allowed.
+target_setup() {
+	modprobe null_blk nr_devices=0 &&
+	mkdir "$NULLB" &&
+	echo $((MIB + 32)) > "$NULLB/size" &&
+	echo 1 > "$NULLB/memory_backed" &&
+	echo 4096 > "$NULLB/blocksize" &&
+	echo 1 > "$NULLB/power" &&
+	modprobe -a nvmet nvmet_rdma &&
+	mkdir "$SUBSYS" &&
+	echo 1 > "$SUBSYS/attr_allow_any_host" &&
+	mkdir "$SUBSYS/namespaces/1" &&
+	[[ -b /dev/${NULLB##*/} ]] &&
+	echo "/dev/${NULLB##*/}" > "$SUBSYS/namespaces/1/device_path" &&
+	echo 1 > "$SUBSYS/namespaces/1/enable" &&
+	modprobe nvme_rdma
+}
+if target_setup 2> /tmp/target.err; then
+	ok "nvmet: null_blk namespace of $((MIB + 32)) MiB in $NQN"
+else
+	not_ok "nvmet: null_blk namespace in $NQN"
+	diag "$(< /tmp/target.err)"
+	finish
+fi
+
+# port_listen IP: the RDMA port listens on IP:4420 for NQN
+port_listen() {
+	{
+		mkdir "$PORT" &&
+		echo rdma > "$PORT/addr_trtype" &&
+		echo ipv4 > "$PORT/addr_adrfam" &&
+		echo "$1" > "$PORT/addr_traddr" &&
+		echo 4420 > "$PORT/addr_trsvcid" &&
+		ln -s "$SUBSYS" "$PORT/subsystems/$NQN"
+	} 2>&1
+}
+
+port_remove() {
+	rm -f "$PORT/subsystems/$NQN" && rmdir "$PORT"
+}
+
+# nvme_blockdev: the namespace's block device (the guest has no other NVMe;
+# with native multipath the per-path nodes nvmeXcYn1 are hidden)
+nvme_blockdev() {
+	local b
+	for b in /sys/block/nvme*n1; do
+		[[ ${b##*/} =~ ^nvme[0-9]+n1$ ]] && { echo "/dev/${b##*/}"; return 0; }
+	done
+	return 1
+}
+
+# connect NAME ADDR [HOST_ADDR]
+connect() {
+	local name=$1 out rc=0 t0=$EPOCHREALTIME
+	out=$(nvme connect -t rdma -a "$2" -s 4420 -n "$NQN" --hostnqn="$HOSTNQN" \
+		${3:+--host-traddr="$3"} 2>&1) || rc=$?
+	if [[ $rc == 0 ]] && wait_until 20 nvme_blockdev > /dev/null; then
+		BDEV=$(nvme_blockdev)
+		ok "$name$(_slow "$t0") ($BDEV)"
+		return 0
+	fi
+	not_ok "$name$(_slow "$t0")"
+	diag "nvme connect exit $rc: $out"
+	diag "$(dmesg | tail -15)"
+	return 1
+}
+
+disconnect() {
+	local out
+	out=$(nvme disconnect -n "$NQN" 2>&1)
+	check_eq "$1" "disconnected 1 controller(s)" "$(grep -o 'disconnected [0-9]* controller(s)' <<< "$out")" &&
+		wait_until 10 eval '! nvme_blockdev > /dev/null'
+}
+
+# rc_qps DEV: number of RC QPs of DEV in state RTS
+rc_qps() {
+	rdma resource show qp link "$1/1" 2>/dev/null | grep -c 'type RC state RTS'
+}
+
+# fio_verify NAME MODE: MODE write (write MIB, then read back and verify) or
+# verify (read and verify the first REVERIFY_MIB of what the write left)
+fio_verify() {
+	local name=$1 rc=0 t0=$EPOCHREALTIME size=$MIB
+	[[ $2 == verify ]] && size=$REVERIFY_MIB
+	local args=(--name=sroce --filename="$BDEV" --direct=1 --ioengine=libaio
+		--iodepth=16 --bs=128k --size=${size}M --rw=write --verify=crc32c
+		--verify_fatal=1 --do_verify=1 --verify_state_save=0 --randrepeat=0
+		--output=/tmp/fio.out)
+	[[ $2 == verify ]] && args+=(--verify_only=1)
+	fio "${args[@]}" > /tmp/fio.err 2>&1 || rc=$?
+	if [[ $rc == 0 ]] && grep -q 'err= 0' /tmp/fio.out; then
+		ok "$name$(_slow "$t0")"
+		diag "$(grep -E '^ *(READ|WRITE):' /tmp/fio.out)"
+		return 0
+	fi
+	not_ok "$name$(_slow "$t0")"
+	diag "fio exit $rc"
+	diag "$(tail -20 /tmp/fio.out /tmp/fio.err)"
+	return 1
+}
+
+# case_run LABEL TARGET_IP HOST_IP QPS_A QPS_B: connect, check the QPs are
+# where they must be, fio write + verify, disconnect (and reconnect + verify
+# when $REVERIFY)
+case_run() {
+	local label=$1 tip=$2 hip=$3 n
+	local out
+	if ! out=$(port_listen "$tip"); then
+		not_ok "$label: nvmet port rdma $tip:4420"
+		diag "$out"
+		return 1
+	fi
+	ok "$label: nvmet port rdma $tip:4420"
+	connect "$label: nvme connect -t rdma -a $tip${hip:+ -w $hip}" "$tip" "$hip" || {
+		port_remove
+		return 1
+	}
+	n=$(rc_qps $DEV_A)/$(rc_qps $DEV_B)
+	if [[ $n == "$4" ]]; then
+		ok "$label: RC QPs in RTS on $DEV_A/$DEV_B: $n"
+	else
+		not_ok "$label: RC QPs in RTS on $DEV_A/$DEV_B: $n, expected $4"
+		diag "$(rdma resource show qp)"
+	fi
+	fio_verify "$label: fio write $MIB MiB, read back, crc32c verify" write
+	disconnect "$label: nvme disconnect"
+	if [[ -n $REVERIFY ]] &&
+	   connect "$label: reconnect" "$tip" "$hip"; then
+		fio_verify "$label: fio verify-only read of $REVERIFY_MIB MiB after reconnect" verify
+		disconnect "$label: nvme disconnect after reconnect"
+	fi
+	check "$label: nvmet port removed" port_remove
+}
+
+compgen -G '/sys/block/nvme*' > /dev/null && skip_all "an NVMe device exists already"
+
+# nvme-rdma opens one admin queue and one I/O queue per CPU on each side.
+ncpu=$(nproc)
+qps=$((ncpu + 1))
+REVERIFY=1 case_run "two devices" $IP4_B $IP4_A "$qps/$qps"
+case_run "one device (loopback)" $IP4_A "" "$((2 * qps))/0"
+
+t0=$EPOCHREALTIME
+if rdma link delete $DEV_A && rdma link delete $DEV_B &&
+   wait_until 10 ibdev_gone $DEV_A && wait_until 10 ibdev_gone $DEV_B; then
+	ok "rdma link delete $DEV_A $DEV_B with nvmet-rdma loaded$(_slow "$t0")"
+else
+	not_ok "rdma link delete $DEV_A $DEV_B"
+fi
+ip link del $VETH_A 2>/dev/null
+
+rm -f "$PORT/subsystems/$NQN" 2>/dev/null
+rmdir "$PORT" 2>/dev/null
+echo 0 > "$SUBSYS/namespaces/1/enable"
+rmdir "$SUBSYS/namespaces/1" "$SUBSYS"
+echo 0 > "$NULLB/power"
+rmdir "$NULLB"
+check "rmmod $ULP_MODS (no reference left)" rmmod $ULP_MODS
+check_eq "sroce module reference count back to $refcnt0" "$refcnt0" "$(< /sys/module/sroce/refcnt)"
+check "rmmod sroce" rmmod sroce
+check_dmesg_clean "kernel log clean"
+finish
