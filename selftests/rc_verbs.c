@@ -1833,6 +1833,250 @@ TEST_F(rc, retry_exceeded_no_such_qpn)
 	EXPECT_QP_STATE(b, IBV_QPS_RTS);
 }
 
+/* ---- shared receive queues --------------------------------------------------- */
+
+#define SRQ_QPS		3	/* QP pairs whose B sides share one SRQ */
+#define SRQ_MSGS	4	/* SENDs from each A QP */
+#define SRQ_SLOT	8192u	/* one receive buffer / source message each */
+#define SRQ_MSG_LEN	5000u	/* > MTU 4096: two or more packets */
+
+static struct ibv_srq *srq_create(struct side *s, uint32_t max_wr)
+{
+	struct ibv_srq_init_attr ia = {
+		.attr = { .max_wr = max_wr, .max_sge = 2 },
+	};
+
+	return ibv_create_srq(s->pd, &ia);
+}
+
+/* A QP of S receiving through SRQ (NULL: a QP with its own RQ). */
+static struct ibv_qp *srq_qp(struct side *s, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = s->cq,
+		.recv_cq = s->cq,
+		.srq = srq,
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 1,
+		.cap = { .max_send_wr = 16, .max_recv_wr = srq ? 0 : 16,
+			 .max_send_sge = 1, .max_recv_sge = srq ? 0 : 1 },
+	};
+
+	return ibv_create_qp(s->pd, &ia);
+}
+
+/* Connect QA of side A with QB of side B (both to RTS). */
+static int srq_connect(struct side *a, struct ibv_qp *qa, struct side *b, struct ibv_qp *qb)
+{
+	enum ibv_mtu mtu = a->port.active_mtu < b->port.active_mtu ?
+			   a->port.active_mtu : b->port.active_mtu;
+	struct conn c = conn_defaults();
+	struct ibv_qp *sa = a->qp, *sb = b->qp;
+	int err;
+
+	if (opt_mtu)
+		mtu = opt_mtu;
+	a->qp = qa;
+	b->qp = qb;
+	err = qp_connect(a, &c, c.access[0], qb->qp_num, &b->gid, mtu, c.rnr_retry);
+	if (!err)
+		err = qp_connect(b, &c, c.access[1], qa->qp_num, &a->gid, mtu, 7);
+	a->qp = sa;
+	b->qp = sb;
+	return err;
+}
+
+static int srq_post(struct ibv_srq *srq, struct side *s, uint64_t id, uint32_t off, uint32_t len)
+{
+	struct ibv_sge sg = sge(s, off, len);
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sg, .num_sge = 1 }, *bad;
+
+	return ibv_post_srq_recv(srq, &wr, &bad);
+}
+
+/* The next async event of S's context within MS: its type, or -1; *SRQ its SRQ. */
+static int srq_event(struct side *s, int ms, struct ibv_srq **srq)
+{
+	struct pollfd p = { .fd = s->ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	int type;
+
+	if (poll(&p, 1, ms) != 1 || ibv_get_async_event(s->ctx, &ev))
+		return -1;
+	type = ev.event_type;
+	*srq = ev.element.srq;
+	ibv_ack_async_event(&ev);
+	return type;
+}
+
+/* query_srq reports what create and modify set. */
+TEST_F(rc, srq_create_modify_query)
+{
+	struct side *b = self->b;
+	struct ibv_srq_attr at = { .srq_limit = 7 };
+	struct ibv_srq *srq = srq_create(b, 32);
+
+	ASSERT_NE(NULL, srq) TH_LOG("ibv_create_srq: %s", strerror(errno));
+	memset(&at, 0xff, sizeof(at));
+	ASSERT_EQ(0, ibv_query_srq(srq, &at));
+	EXPECT_LE(32, at.max_wr);
+	EXPECT_LE(2, at.max_sge);
+	EXPECT_EQ(0, at.srq_limit);
+	at.srq_limit = 7;
+	ASSERT_EQ(0, ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT));
+	memset(&at, 0, sizeof(at));
+	ASSERT_EQ(0, ibv_query_srq(srq, &at));
+	EXPECT_EQ(7, at.srq_limit);
+	at.srq_limit = at.max_wr + 1;
+	EXPECT_NE(0, ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT));
+	ASSERT_EQ(0, ibv_query_srq(srq, &at));
+	EXPECT_EQ(7, at.srq_limit);
+	EXPECT_EQ(0, ibv_destroy_srq(srq));
+}
+
+/*
+ * SRQ_QPS QPs of B share one SRQ; each A QP sends SRQ_MSGS messages.  The
+ * SRQ's WQEs are consumed in arrival order across the QPs, each QP's own
+ * messages in order: every receive buffer (named by wr_id) must hold the
+ * next message of the QP its completion names, byte for byte.
+ */
+TEST_F_TIMEOUT(rc, srq_shared_by_qps, 60)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_qp *qa[SRQ_QPS] = {}, *qb[SRQ_QPS] = {};
+	unsigned int next[SRQ_QPS] = {}, i, j, k, n = SRQ_QPS * SRQ_MSGS;
+	struct ibv_srq *srq = srq_create(b, 64);
+	struct ibv_wc wc;
+
+	ASSERT_NE(NULL, srq) TH_LOG("ibv_create_srq: %s", strerror(errno));
+	for (j = 0; j < SRQ_QPS; j++) {
+		qa[j] = srq_qp(a, NULL);
+		qb[j] = srq_qp(b, srq);
+		ASSERT_TRUE(qa[j] && qb[j]) TH_LOG("ibv_create_qp: %s", strerror(errno));
+		ASSERT_EQ(0, srq_connect(a, qa[j], b, qb[j]));
+	}
+	memset(b->buf + DST_OFF, 0, n * SRQ_SLOT);
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(0, srq_post(srq, b, 1000 + i, DST_OFF + i * SRQ_SLOT, SRQ_SLOT));
+	for (k = 0; k < SRQ_MSGS; k++) {
+		for (j = 0; j < SRQ_QPS; j++) {
+			uint32_t off = SRC_OFF + (j * SRQ_MSGS + k) * SRQ_SLOT;
+			struct ibv_sge sg = sge(a, off, SRQ_MSG_LEN);
+			struct ibv_send_wr wr = {
+				.wr_id = j * SRQ_MSGS + k, .sg_list = &sg, .num_sge = 1,
+				.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+			}, *bad;
+
+			pattern(a->buf + off, SRQ_MSG_LEN, 17 * j + k);
+			ASSERT_EQ(0, ibv_post_send(qa[j], &wr, &bad));
+		}
+	}
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(1, poll_wc(a->cq, &wc, WC_WAIT_MS)) TH_LOG("send %u: no completion", i);
+		EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("send wr_id %llu: %s",
+			(unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t slot;
+
+		ASSERT_EQ(1, poll_wc(b->cq, &wc, WC_WAIT_MS)) TH_LOG("receive %u: no completion", i);
+		ASSERT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("receive: %s",
+			ibv_wc_status_str(wc.status));
+		EXPECT_EQ(IBV_WC_RECV, wc.opcode);
+		EXPECT_EQ(SRQ_MSG_LEN, wc.byte_len);
+		for (j = 0; j < SRQ_QPS && qb[j]->qp_num != wc.qp_num; j++)
+			;
+		ASSERT_LT(j, SRQ_QPS) TH_LOG("completion for QPN %u, not one of B's", wc.qp_num);
+		ASSERT_LE(1000, wc.wr_id);
+		slot = wc.wr_id - 1000;
+		ASSERT_LT(slot, n);
+		k = next[j]++;
+		ASSERT_LT(k, SRQ_MSGS) TH_LOG("QP %u: more than %d receives", wc.qp_num, SRQ_MSGS);
+		EXPECT_SAME_BYTES(a, SRC_OFF + (j * SRQ_MSGS + k) * SRQ_SLOT,
+				  b, DST_OFF + slot * SRQ_SLOT, SRQ_MSG_LEN);
+	}
+	EXPECT_NO_WC(b);
+	for (j = 0; j < SRQ_QPS; j++) {
+		EXPECT_EQ(SRQ_MSGS, next[j]);
+		ibv_destroy_qp(qb[j]);
+		ibv_destroy_qp(qa[j]);
+	}
+	EXPECT_EQ(0, ibv_destroy_srq(srq));
+}
+
+/* Send one message on QA; both completions must succeed. */
+static void srq_send1(struct __test_metadata *_metadata, struct side *a, struct ibv_qp *qa,
+		      struct side *b, uint64_t id)
+{
+	struct ibv_sge sg = sge(a, SRC_OFF, 64);
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sg, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+
+	ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+	EXPECT_WC(a, wc, id, IBV_WC_SUCCESS);
+	ASSERT_EQ(1, poll_wc(b->cq, &wc, WC_WAIT_MS)) TH_LOG("send %llu: no receive",
+							     (unsigned long long)id);
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
+}
+
+/*
+ * IBV_EVENT_SRQ_LIMIT_REACHED fires once when the SRQ's WQE count drops
+ * below srq_limit, then the limit is disarmed (query says 0) until
+ * modify_srq sets it again.
+ */
+TEST_F_TIMEOUT(rc, srq_limit_event_once_and_rearm, 60)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_srq_attr at = { .srq_limit = 4 };
+	struct ibv_srq *srq = srq_create(b, 16), *esrq = NULL;
+	struct ibv_qp *qa, *qb;
+	uint64_t id = 1;
+	int i;
+
+	ASSERT_NE(NULL, srq) TH_LOG("ibv_create_srq: %s", strerror(errno));
+	qa = srq_qp(a, NULL);
+	qb = srq_qp(b, srq);
+	ASSERT_TRUE(qa && qb) TH_LOG("ibv_create_qp: %s", strerror(errno));
+	ASSERT_EQ(0, srq_connect(a, qa, b, qb));
+	for (i = 0; i < 8; i++)
+		ASSERT_EQ(0, srq_post(srq, b, 100 + i, DST_OFF + i * 4096, 4096));
+	ASSERT_EQ(0, ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT));
+
+	/* 8 -> 4 WQEs: not below 4 yet. */
+	for (i = 0; i < 4; i++)
+		srq_send1(_metadata, a, qa, b, id++);
+	EXPECT_EQ(-1, srq_event(b, QUIET_MS, &esrq)) TH_LOG("event at 4 WQEs, limit 4");
+	/* 4 -> 3: the event, once. */
+	srq_send1(_metadata, a, qa, b, id++);
+	EXPECT_EQ(IBV_EVENT_SRQ_LIMIT_REACHED, srq_event(b, WC_WAIT_MS, &esrq));
+	EXPECT_EQ(srq, esrq);
+	ASSERT_EQ(0, ibv_query_srq(srq, &at));
+	EXPECT_EQ(0, at.srq_limit) TH_LOG("the limit stays armed after its event");
+	srq_send1(_metadata, a, qa, b, id++);
+	EXPECT_EQ(-1, srq_event(b, QUIET_MS, &esrq)) TH_LOG("a second event without re-arming");
+
+	/* 2 WQEs left; refill to 8, re-arm at 4, consume 5: one event again. */
+	for (i = 0; i < 6; i++)
+		ASSERT_EQ(0, srq_post(srq, b, 200 + i, DST_OFF + i * 4096, 4096));
+	at.srq_limit = 4;
+	ASSERT_EQ(0, ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT));
+	for (i = 0; i < 4; i++)
+		srq_send1(_metadata, a, qa, b, id++);
+	EXPECT_EQ(-1, srq_event(b, QUIET_MS, &esrq)) TH_LOG("re-armed: event at 4 WQEs");
+	srq_send1(_metadata, a, qa, b, id++);
+	EXPECT_EQ(IBV_EVENT_SRQ_LIMIT_REACHED, srq_event(b, WC_WAIT_MS, &esrq))
+		TH_LOG("no event after re-arming");
+	srq_send1(_metadata, a, qa, b, id++);
+	EXPECT_EQ(-1, srq_event(b, QUIET_MS, &esrq));
+
+	ibv_destroy_qp(qb);
+	ibv_destroy_qp(qa);
+	EXPECT_EQ(0, ibv_destroy_srq(srq));
+}
+
 /* Is @name one of the comma-separated test names in @list? */
 static bool test_selected(const char *name, const char *list)
 {
