@@ -426,6 +426,13 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		}
 	}
 
+	/* The one allocation a modify may need: do it before changing anything. */
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) && next != IB_QPS_RESET) {
+		err = sroce_responder_reserve(qp, attr->max_dest_rd_atomic);
+		if (err)
+			goto out;
+	}
+
 	if (next == IB_QPS_RESET) {
 		sroce_qp_reset(qp);
 		err = 0;

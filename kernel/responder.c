@@ -549,7 +549,7 @@ static struct sroce_resp_res *sroce_resp_res_new(struct sroce_responder *resp)
 {
 	struct sroce_resp_res *res;
 
-	res = &resp->res[resp->res_next++ % ARRAY_SIZE(resp->res)];
+	res = &resp->res[resp->res_next++ % resp->num_res];
 	memset(res, 0, sizeof(*res));
 	return res;
 }
@@ -560,7 +560,7 @@ static struct sroce_resp_res *sroce_resp_res_find(struct sroce_responder *resp,
 {
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(resp->res); i++) {
+	for (i = 0; i < resp->num_res; i++) {
 		struct sroce_resp_res *res = &resp->res[i];
 
 		if (res->kind == kind &&
@@ -1018,7 +1018,7 @@ static u32 sroce_resp_dup_ack_psn(struct sroce_responder *resp, u32 psn)
 	u32 ack = sroce_psn_add(resp->epsn, -1U);
 	unsigned int i;
 
-	for (i = 0; i < ARRAY_SIZE(resp->res); i++) {
+	for (i = 0; i < resp->num_res; i++) {
 		const struct sroce_resp_res *res = &resp->res[i];
 
 		if (res->kind && sroce_psn_after(res->first_psn, psn) &&
@@ -1300,6 +1300,42 @@ int sroce_responder_init(struct sroce_qp *qp)
 }
 
 /*
+ * Room for @max_dest_rd_atomic READ/atomic resources.  The array only
+ * grows: the resources it holds move to the front of the new one (a READ
+ * response in progress keeps its entry), and the free entries after them
+ * are the next to be used.
+ */
+int sroce_responder_reserve(struct sroce_qp *qp, u32 max_dest_rd_atomic)
+{
+	struct sroce_responder *resp = &qp->resp;
+	struct sroce_resp_res *res, *old;
+	u32 n = min_t(u32, max_dest_rd_atomic, SROCE_MAX_QP_RD_ATOM);
+
+	if (n <= READ_ONCE(resp->num_res))
+		return 0;
+	res = kcalloc(n, sizeof(*res), GFP_KERNEL);
+	if (!res)
+		return -ENOMEM;
+
+	spin_lock_bh(&resp->lock);
+	old = resp->res;
+	if (n > resp->num_res) {
+		if (old)
+			memcpy(res, old, resp->num_res * sizeof(*res));
+		if (resp->read)
+			resp->read = res + (resp->read - old);
+		resp->res_next = resp->num_res;
+		resp->res = res;
+		WRITE_ONCE(resp->num_res, n);
+	} else {
+		old = res;	/* a concurrent modify got there first */
+	}
+	spin_unlock_bh(&resp->lock);
+	kfree(old);
+	return 0;
+}
+
+/*
  * On every transition to RTR or RTS.  The first one takes the receive
  * PSN; all of them take the attributes that may change later.
  */
@@ -1325,8 +1361,9 @@ void sroce_responder_start(struct sroce_qp *qp)
 	}
 	resp->mtu = mtu > 0 ? mtu : 256;	/* qp.c validates; be safe */
 	resp->min_rnr_timer = attr->min_rnr_timer & SROCE_AETH_VALUE_MASK;
+	/* modify_qp reserved the resources (sroce_responder_reserve()). */
 	resp->max_dest_rd_atomic = min_t(u32, attr->max_dest_rd_atomic,
-					 SROCE_MAX_QP_RD_ATOM);
+					 resp->num_res);
 	resp->access = attr->qp_access_flags;
 	spin_unlock_bh(&resp->lock);
 }
@@ -1354,7 +1391,9 @@ void sroce_responder_reset(struct sroce_qp *qp)
 	resp->read_busy = 0;
 	resp->have_rwqe = false;
 	resp->read = NULL;
-	memset(resp->res, 0, sizeof(resp->res));
+	if (resp->res)
+		memset(resp->res, 0, resp->num_res * sizeof(*resp->res));
+	resp->res_next = 0;
 	__skb_queue_purge(&resp->backlog);
 	spin_unlock_bh(&resp->lock);
 
@@ -1391,4 +1430,7 @@ void sroce_responder_cleanup(struct sroce_qp *qp)
 	cancel_delayed_work_sync(&resp->work);
 	kfree(resp->rwqe);
 	resp->rwqe = NULL;
+	kfree(resp->res);
+	resp->res = NULL;
+	resp->num_res = 0;
 }

@@ -15,9 +15,11 @@
  * Resources.  Each READ or atomic that executed leaves an entry in a
  * small ring (res[]): its PSN range and what is needed to answer it again
  * (the READ's address and key, the atomic's original value).  The ring
- * holds SROCE_MAX_QP_RD_ATOM entries, at least max_dest_rd_atomic, the
- * most a correct requester can have outstanding; older entries are
- * reused.
+ * holds max_dest_rd_atomic entries, the most a correct requester can have
+ * outstanding; older entries are reused.  It is allocated by modify_qp
+ * when max_dest_rd_atomic is set (sroce_responder_reserve()), never at
+ * create: a QP that takes no READ or atomic has none, and one that does
+ * pays for the depth it asked for, not for SROCE_MAX_QP_RD_ATOM.
  *
  * Backlog.  A READ response longer than SROCE_RESP_READ_BUDGET packets
  * is finished by a work item, so that one request cannot keep the receive
@@ -114,7 +116,8 @@ struct sroce_responder {
 	struct sk_buff_head backlog;	/* unlocked variants, under lock */
 	struct delayed_work work;
 
-	struct sroce_resp_res res[SROCE_MAX_QP_RD_ATOM];
+	struct sroce_resp_res *res;	/* num_res entries; NULL: none */
+	u32 num_res;			/* >= max_dest_rd_atomic */
 	u32 res_next;			/* next entry to reuse */
 };
 
@@ -125,6 +128,9 @@ void sroce_responder_module_exit(void);
 /*
  * QP lifetime hooks, called by qp.c:
  *   init     at create, before the QP is visible (process context)
+ *   reserve  in modify_qp before anything changes, when it sets
+ *            max_dest_rd_atomic: room for that many resources (process
+ *            context; -ENOMEM fails the modify)
  *   start    on every modify to RTR or RTS (attributes may change)
  *   flush    when the QP enters ERR (any context but hardirq)
  *   reset    on every modify to RESET (process context)
@@ -132,6 +138,7 @@ void sroce_responder_module_exit(void);
  *            dropped its references, before the rings are freed
  */
 int sroce_responder_init(struct sroce_qp *qp);
+int sroce_responder_reserve(struct sroce_qp *qp, u32 max_dest_rd_atomic);
 void sroce_responder_start(struct sroce_qp *qp);
 void sroce_responder_flush(struct sroce_qp *qp);
 void sroce_responder_reset(struct sroce_qp *qp);
