@@ -514,11 +514,11 @@ static int sroce_qp_alloc_rings(struct sroce_qp *qp,
 				struct ib_ucontext *uctx)
 {
 	struct ib_qp_cap *cap = &init->cap;
-	u32 sq_slot, rq_slot, room;
+	u32 sq_slot, rq_slot;
 	int err;
 
 	sq_slot = sroce_slot_size(sizeof(struct sroce_send_wqe),
-				  max_t(size_t, cap->max_send_sge *
+				  max_t(size_t, max(cap->max_send_sge, 1U) *
 					sizeof(struct sroce_sge),
 					cap->max_inline_data));
 	err = sroce_ring_alloc(&qp->sq, uctx, cap->max_send_wr, sq_slot);
@@ -540,12 +540,15 @@ static int sroce_qp_alloc_rings(struct sroce_qp *qp,
 		qp->cap.max_recv_sge = sroce_recv_slot_max_sge(&qp->rq);
 	}
 
-	/* Report what the slots really hold (at least what was asked). */
-	room = sq_slot - sizeof(struct sroce_send_wqe);
+	/*
+	 * The send caps are what was asked (one SGE at least), not what the
+	 * power-of-two slot happens to hold: the requester's shadow of each
+	 * WQE is sized by them (requester.c), and the provider and
+	 * sroce_build_send_wqe() refuse more.
+	 */
 	qp->cap.max_send_wr = sroce_ring_size(&qp->sq);
-	qp->cap.max_send_sge = min_t(u32, room / sizeof(struct sroce_sge),
-				     SROCE_MAX_SGE);
-	qp->cap.max_inline_data = min_t(u32, room, SROCE_MAX_INLINE_DATA);
+	qp->cap.max_send_sge = max(cap->max_send_sge, 1U);
+	qp->cap.max_inline_data = cap->max_inline_data;
 	return 0;
 }
 

@@ -103,11 +103,6 @@ static const struct sroce_send_wqe *sroce_sq_slot(struct sroce_qp *qp,
 	return sroce_ring_slot(&qp->sq, index);
 }
 
-static u32 sroce_sq_slot_size(struct sroce_qp *qp)
-{
-	return sroce_ring_entry_size(&qp->sq);
-}
-
 /* ---- shadow WQEs -------------------------------------------------------- */
 
 struct sroce_swqe *sroce_req_swqe(struct sroce_qp *qp, u32 index)
@@ -1401,16 +1396,14 @@ static void sroce_req_reset_state(struct sroce_qp *qp)
 }
 
 /*
- * At QP creation, with qp->sq set up: allocate the shadow, sized by what a
- * ring slot can hold (the QP's caps are at most that; the provider and
- * post_send enforce the caps, we enforce what is safe).
+ * At QP creation, with qp->sq and qp->cap set up: allocate the shadow,
+ * sized by the QP's send caps (what was asked, not what a ring slot could
+ * hold: a WQE beyond them fails with IB_WC_LOC_LEN_ERR when it is fetched).
+ * For 128 WQEs of one SGE that is 16 KiB.
  */
 int sroce_requester_init(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
-	u32 slot = sroce_sq_slot_size(qp);
-	u32 room = slot > sizeof(struct sroce_send_wqe) ?
-		   slot - sizeof(struct sroce_send_wqe) : 0;
 	u32 sq_size = sroce_ring_size(&qp->sq);
 
 	spin_lock_init(&req->lock);
@@ -1418,8 +1411,9 @@ int sroce_requester_init(struct sroce_qp *qp)
 	timer_setup(&req->rnr_timer, sroce_req_rnr_expired, 0);
 	INIT_DELAYED_WORK(&req->work, sroce_req_work);
 
-	req->max_sge = min_t(u32, room / sizeof(struct sroce_sge), SROCE_MAX_SGE);
-	req->max_inline = min_t(u32, room, SROCE_MAX_INLINE_DATA);
+	req->max_sge = min_t(u32, qp->cap.max_send_sge, SROCE_MAX_SGE);
+	req->max_inline = min_t(u32, qp->cap.max_inline_data,
+				SROCE_MAX_INLINE_DATA);
 	req->stride = ALIGN(sizeof(struct sroce_swqe) +
 			    max_t(u32, req->max_sge * sizeof(struct sroce_sge),
 				  req->max_inline), 8);
