@@ -52,7 +52,7 @@ int sroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	err = sroce_cq_check_size(attr->cqe);
 	if (err)
 		return err;
-	if (!sroce_res_get(&sdev->num_cq, SROCE_MAX_CQ))
+	if (!sroce_res_get(&sdev->num_cq, sdev->attr.max_cq))
 		return -ENOMEM;
 
 	spin_lock_init(&cq->lock);

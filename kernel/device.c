@@ -20,6 +20,28 @@
 #include "qp.h"
 #include "srq.h"
 
+/*
+ * Object counts per device, at most (and by default) the SROCE_MAX_*
+ * ceilings of sroce.h; read when a device is created.  Lower values are
+ * for tests that check the enforcement (selftests/limits.sh) without
+ * creating a million objects.
+ */
+static unsigned int max_qp = SROCE_MAX_QP;
+module_param(max_qp, uint, 0444);
+MODULE_PARM_DESC(max_qp, "QPs per device (default and ceiling 1048576)");
+static unsigned int max_cq = SROCE_MAX_CQ;
+module_param(max_cq, uint, 0444);
+MODULE_PARM_DESC(max_cq, "CQs per device (default and ceiling 1048576)");
+static unsigned int max_srq = SROCE_MAX_SRQ;
+module_param(max_srq, uint, 0444);
+MODULE_PARM_DESC(max_srq, "SRQs per device (default and ceiling 1048576)");
+static unsigned int max_pd = SROCE_MAX_PD;
+module_param(max_pd, uint, 0444);
+MODULE_PARM_DESC(max_pd, "PDs per device (default and ceiling 1048576)");
+static unsigned int max_mr = SROCE_MAX_MR;
+module_param(max_mr, uint, 0444);
+MODULE_PARM_DESC(max_mr, "MRs and memory windows per device (default and ceiling 1048576)");
+
 /* Serialises the "one sroce device per netdev" check with registration. */
 static DEFINE_MUTEX(sroce_add_mutex);
 
@@ -227,7 +249,7 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 	attr->page_size_cap = PAGE_SIZE;
 	attr->vendor_id = SROCE_VENDOR_ID;
 	attr->vendor_part_id = SROCE_DRIVER_ID;
-	attr->max_qp = SROCE_MAX_QP;
+	attr->max_qp = min_t(u32, max_qp, SROCE_MAX_QP);
 	attr->max_qp_wr = SROCE_MAX_QP_WR;
 	attr->device_cap_flags = IB_DEVICE_SYS_IMAGE_GUID |
 				 IB_DEVICE_PORT_ACTIVE_EVENT |
@@ -241,16 +263,16 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 				 /* Memory windows, type 1 and 2B (mw.c). */
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
-	attr->max_mw = SROCE_MAX_MR;	/* windows share the key space */
+	attr->max_mw = min_t(u32, max_mr, SROCE_MAX_MR); /* shared with MRs */
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FRMR_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = SROCE_MAX_SGE;
 	attr->max_recv_sge = SROCE_MAX_SGE;
 	attr->max_sge_rd = SROCE_MAX_SGE_RD;
-	attr->max_cq = SROCE_MAX_CQ;
+	attr->max_cq = min_t(u32, max_cq, SROCE_MAX_CQ);
 	attr->max_cqe = SROCE_MAX_CQE;
-	attr->max_mr = SROCE_MAX_MR;
-	attr->max_pd = SROCE_MAX_PD;
+	attr->max_mr = min_t(u32, max_mr, SROCE_MAX_MR);
+	attr->max_pd = min_t(u32, max_pd, SROCE_MAX_PD);
 	attr->max_qp_rd_atom = SROCE_MAX_QP_RD_ATOM;
 	attr->max_qp_init_rd_atom = SROCE_MAX_QP_RD_ATOM;
 	attr->max_res_rd_atom = SROCE_MAX_RES_RD_ATOM;
@@ -260,7 +282,7 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 	attr->max_mcast_qp_attach = SROCE_MAX_MCAST_QP;
 	attr->max_total_mcast_qp_attach = SROCE_MAX_MCAST_GRP *
 					  SROCE_MAX_MCAST_QP;
-	attr->max_srq = SROCE_MAX_SRQ;
+	attr->max_srq = min_t(u32, max_srq, SROCE_MAX_SRQ);
 	attr->max_srq_wr = SROCE_MAX_SRQ_WR;
 	attr->max_srq_sge = SROCE_MAX_SGE;
 	attr->max_pkeys = SROCE_MAX_PKEYS;

@@ -35,7 +35,7 @@ struct sroce_mr *sroce_mr_new(struct sroce_dev *sdev, enum sroce_mr_type type,
 {
 	struct sroce_mr *mr;
 
-	if (!sroce_res_get(&sdev->num_mr, SROCE_MAX_MR))
+	if (!sroce_res_get(&sdev->num_mr, sdev->attr.max_mr))
 		return ERR_PTR(-ENOMEM);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
@@ -143,7 +143,8 @@ static struct sroce_mr *sroce_user_mr_create(struct ib_pd *ibpd, u64 start,
 	err = sroce_mr_check_access(sdev, access);
 	if (err)
 		return ERR_PTR(err);
-	if (!length || length > SROCE_MAX_MR_SIZE || iova + length < iova)
+	/* max_mr_size is U64_MAX: only a range that wraps is too long. */
+	if (!length || iova + length < iova)
 		return ERR_PTR(-EINVAL);
 
 	mr = sroce_mr_new(sdev, SROCE_MR_USER, access);
@@ -363,7 +364,8 @@ int sroce_mr_fast_reg(struct sroce_dev *sdev, struct ib_pd *pd, u32 mr_key,
 		goto out;
 	/* What the datapath may touch must lie in the mapped pages. */
 	span = (mr->ibmr.iova & (mr->ibmr.page_size - 1)) + mr->ibmr.length;
-	if (!mr->ibmr.page_size || mr->ibmr.length > SROCE_MAX_MR_SIZE ||
+	if (!mr->ibmr.page_size || span < mr->ibmr.length ||
+	    mr->ibmr.iova + mr->ibmr.length < mr->ibmr.iova ||
 	    span > (u64)mr->nmapped * mr->ibmr.page_size)
 		goto out;
 	WRITE_ONCE(mr->access, access & SROCE_MR_ACCESS);

@@ -9,8 +9,9 @@ int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibpd->device);
 
-	if (!sroce_res_get(&sdev->num_pd, SROCE_MAX_PD)) {
-		ibdev_dbg(&sdev->ibdev, "PD limit (%d) reached\n", SROCE_MAX_PD);
+	if (!sroce_res_get(&sdev->num_pd, sdev->attr.max_pd)) {
+		ibdev_dbg(&sdev->ibdev, "PD limit (%d) reached\n",
+			  sdev->attr.max_pd);
 		return -ENOMEM;
 	}
 	return 0;

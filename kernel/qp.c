@@ -600,7 +600,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_qp_check_cap(init);
 	if (err)
 		return err;
-	if (!sroce_res_get(&sdev->num_qp, SROCE_MAX_QP))
+	if (!sroce_res_get(&sdev->num_qp, sdev->attr.max_qp))
 		return -ENOMEM;
 
 	if (udata)

@@ -37,23 +37,33 @@
 #define SROCE_DRV_NAME		"sroce"
 
 /*
- * Limits reported by query_device and enforced by the verbs.  They are
- * sized for a software device on a small machine: every QP and CQ costs
- * vmalloc memory, not hardware contexts.
+ * Limits reported by query_device and enforced by the verbs: none below
+ * what rdma_rxe advertises (its rxe_param.h), so that no application that
+ * runs on rdma_rxe is refused here.  The object counts are ceilings of the
+ * module parameters of the same names (device.c), which the tests use to
+ * check the enforcement without creating a million objects; what really
+ * bounds them is memory (an idle RC QP with its CQ costs about 70 KiB,
+ * Documentation/performance.rst).  Every counter, xarray range and ring
+ * size below is sized for them.
  */
 #define SROCE_MAX_UCONTEXT	4096
-#define SROCE_MAX_PD		65536
-#define SROCE_MAX_MR		65536		/* key index is 24 bits wide */
-#define SROCE_MAX_MR_SIZE	BIT_ULL(40)
-#define SROCE_MAX_QP		16384
-#define SROCE_MAX_QP_WR		16384
+#define SROCE_MAX_PD		BIT(20)
+/*
+ * MRs and memory windows share the key index space (24 bits wide, see
+ * mr.c) and one count: up to BIT(20) in all, as many as rdma_rxe's
+ * separate 2^19 - 1 MRs and 2^19 - 1 windows together.
+ */
+#define SROCE_MAX_MR		BIT(20)
+#define SROCE_MAX_MR_SIZE	U64_MAX		/* ranges checked for wrap */
+#define SROCE_MAX_QP		BIT(20)
+#define SROCE_MAX_QP_WR		BIT(20)		/* ring indices are u32 */
 #define SROCE_FIRST_QPN		16		/* 0 and 1 are special, keep a gap */
 #define SROCE_LAST_QPN		0xfffffe	/* QPNs are 24 bits ... */
 #define SROCE_MCAST_QPN		0xffffff	/* ... this one means multicast */
 #define SROCE_MAX_SGE		32
 #define SROCE_MAX_SGE_RD	32
 #define SROCE_MAX_INLINE_DATA	512
-#define SROCE_MAX_CQ		16384
+#define SROCE_MAX_CQ		BIT(20)
 #define SROCE_MAX_CQE		65535
 /*
  * Outstanding READ/atomic per QP.  As rdma_rxe: perftest's ib_read_bw
@@ -64,10 +74,10 @@
 #define SROCE_MAX_QP_RD_ATOM	128
 #define SROCE_MAX_RES_RD_ATOM	(SROCE_MAX_QP * SROCE_MAX_QP_RD_ATOM)
 #define SROCE_MAX_AH		32768
-#define SROCE_MAX_MCAST_GRP	256		/* groups per device */
-#define SROCE_MAX_MCAST_QP	32		/* QPs attached to one group */
-#define SROCE_MAX_SRQ		4096
-#define SROCE_MAX_SRQ_WR	16384
+#define SROCE_MAX_MCAST_GRP	8192		/* groups per device */
+#define SROCE_MAX_MCAST_QP	56		/* QPs attached to one group */
+#define SROCE_MAX_SRQ		BIT(20)
+#define SROCE_MAX_SRQ_WR	BIT(20)
 #define SROCE_MAX_PKEYS		1
 #define SROCE_GID_TBL_LEN	1024
 #define SROCE_MAX_MSG_SIZE	0x80000000U	/* 2 GiB, the IB limit */
@@ -172,7 +182,10 @@ struct sroce_dev {
 	struct list_head mcg_list;
 	unsigned int num_mcg;
 
-	/* Object counts, checked against the SROCE_MAX_* limits. */
+	/*
+	 * Object counts, checked against the limits in attr (the module
+	 * parameters, at most SROCE_MAX_*).
+	 */
 	atomic_t num_ucontext;
 	atomic_t num_pd;
 	atomic_t num_mr;

@@ -84,7 +84,7 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	if (!attr->max_wr || attr->max_wr > SROCE_MAX_SRQ_WR ||
 	    attr->max_sge > SROCE_MAX_SGE || attr->srq_limit > attr->max_wr)
 		return -EINVAL;
-	if (!sroce_res_get(&sdev->num_srq, SROCE_MAX_SRQ))
+	if (!sroce_res_get(&sdev->num_srq, sdev->attr.max_srq))
 		return -ENOMEM;
 
 	spin_lock_init(&srq->lock);

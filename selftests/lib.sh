@@ -232,7 +232,8 @@ provider_lib() {
 	echo "$TOP/build/provider/libsroce"
 }
 
-# sroce_load: load the module under test (and, for rxe, rdma_rxe)
+# sroce_load [PARAM=VALUE...]: load the module under test (and, for rxe,
+# rdma_rxe), with sroce.ko module parameters if given
 sroce_load() {
 	local ko deps
 	modprobe -a veth ib_uverbs 2>/dev/null
@@ -244,7 +245,8 @@ sroce_load() {
 	ko=$(sroce_ko) || { echo "no sroce.ko for $(uname -r) under build/kmod" >&2; return 1; }
 	deps=$(modinfo -F depends "$ko") || return 1
 	[[ -n $deps ]] && modprobe -a ${deps//,/ }
-	insmod "$ko"
+	# "$@": module parameters (max_qp=N ...), applied only by this load
+	insmod "$ko" "$@"
 }
 
 sroce_unload() {

@@ -178,15 +178,24 @@ void sizes()
 	}
 
 	/* MRs: past max_mr_size, unmapped memory, overflowing ranges */
-	std::size_t big = dev.max_mr_size + 4096;
-	void *resv = mmap(nullptr, big, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	errno = 0;
-	m = resv != MAP_FAILED ? ibv_reg_mr(pd, resv, big, IBV_ACCESS_LOCAL_WRITE) : nullptr;
-	result(!m && errno, "MR of max_mr_size + 4 KiB refused", err_str(errno));
-	if (m)
-		ibv_dereg_mr(m);
-	if (resv != MAP_FAILED)
-		munmap(resv, big);
+	if (dev.max_mr_size > SIZE_MAX - 4096) {
+		/* As rdma_rxe: no length is past it; wrapping ranges below. */
+		n_tests++;
+		std::printf("ok %d MR of max_mr_size + 4 KiB refused # SKIP max_mr_size %#llx: no such size\n",
+			    n_tests, (unsigned long long)dev.max_mr_size);
+	} else {
+		std::size_t big = dev.max_mr_size + 4096;
+		void *resv = mmap(nullptr, big, PROT_NONE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		errno = 0;
+		m = resv != MAP_FAILED ? ibv_reg_mr(pd, resv, big, IBV_ACCESS_LOCAL_WRITE) : nullptr;
+		result(!m && errno, "MR of max_mr_size + 4 KiB refused", err_str(errno));
+		if (m)
+			ibv_dereg_mr(m);
+		if (resv != MAP_FAILED)
+			munmap(resv, big);
+	}
 	void *hole = mmap(nullptr, 1 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	errno = 0;
 	m = ibv_reg_mr(pd, hole, 1 << 20, IBV_ACCESS_LOCAL_WRITE);

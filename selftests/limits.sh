@@ -1,12 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# limits.sh: verbs objects past the device's advertised maxima, with
-# build/selftests/limits (limits.cpp): CQ, QP, SRQ and MR sizes past the
-# limits (and absurd ones) fail with EINVAL/ENOMEM; SRQs and CQs are
-# created up to max_srq/max_cq and the next one is refused
-# (SELFTEST_LONG=1 adds AHs, PDs, QPs and MRs).  Then the device still moves
-# data (ibv_rc_pingpong with its data check).
+# limits.sh: first, every limit sroce advertises (ibv_devinfo -v) is at
+# least rdma_rxe's, compared in this boot (limits_cmp.py; an rdma_rxe
+# device on a dummy netdev).  Then verbs objects past the device's
+# advertised maxima, with build/selftests/limits (limits.cpp): CQ, QP, SRQ
+# and MR sizes past the limits (and absurd ones) fail with EINVAL/ENOMEM;
+# SRQs and CQs are created up to max_srq/max_cq and the next one is refused
+# (SELFTEST_LONG=1 adds AHs, PDs, QPs and MRs).  The counts sroce advertises
+# by default are 2^20 (as rdma_rxe's): too many to create here, so the
+# module is loaded again with lower ones (its max_* parameters, which go
+# through the same counters and checks) for the counting part.  Then the
+# device still moves data (ibv_rc_pingpong with its data check).
 
 . "$(dirname "$0")/lib.sh"
 
@@ -20,9 +25,48 @@ fi
 [[ -x $LIMITS && $LIMITS -nt $ST_DIR/limits.cpp ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
 	skip_all "cannot build $LIMITS (make -C selftests)"
 
-trap 'topo_cleanup; sroce_unload' EXIT
+trap 'topo_cleanup; sroce_unload; ip link del lim_dummy 2>/dev/null' EXIT
 dmesg_mark
-sroce_load || { not_ok "load the module"; finish; }
+
+# Advertised limits against rdma_rxe's, both at their defaults.
+if [[ $SROCE_DRIVER == sroce ]] && modprobe -a rdma_rxe dummy 2>/dev/null; then
+	sroce_load || { not_ok "load the module"; finish; }
+	if ! topo_pair 2>/tmp/topo.err; then
+		not_ok "topology (a)"
+		diag "$(< /tmp/topo.err)"
+		finish
+	fi
+	ip link add lim_dummy type dummy && ip link set lim_dummy up &&
+		rdma link add lim_rxe type rxe netdev lim_dummy
+	if ibv_devinfo -v -d lim_rxe > /tmp/limits-rxe.txt 2>&1 &&
+	   ibv_devinfo -v -d $DEV_A > /tmp/limits-sroce.txt 2>&1; then
+		out=$(python3 "$ST_DIR/limits_cmp.py" /tmp/limits-sroce.txt /tmp/limits-rxe.txt 2>&1)
+		rc=$?
+		diag "$out"
+		if [[ $rc == 0 ]]; then
+			ok "every advertised limit at least rdma_rxe's"
+		else
+			not_ok "every advertised limit at least rdma_rxe's # $(grep -c LOWER <<< "$out") lower"
+		fi
+	else
+		not_ok "ibv_devinfo -v of an rdma_rxe and an sroce device"
+		diag "$(cat /tmp/limits-rxe.txt /tmp/limits-sroce.txt 2>/dev/null | tail -5)"
+	fi
+	rdma link delete lim_rxe 2>/dev/null
+	ip link del lim_dummy 2>/dev/null
+	topo_cleanup
+	# the devices are gone; the module may be busy a moment longer
+	for _ in {1..50}; do
+		grep -qw '^sroce' /proc/modules || break
+		rmmod sroce 2>/dev/null || sleep 0.1
+	done
+else
+	skip "advertised limits against rdma_rxe's" "needs sroce and the rdma_rxe and dummy modules"
+fi
+
+# The counting part: low enough to create them all in seconds.
+sroce_load max_cq=2000 max_srq=1000 max_qp=1000 max_pd=2000 max_mr=2000 ||
+	{ not_ok "load the module"; finish; }
 if ! topo_pair 2>/tmp/topo.err; then
 	not_ok "topology (a)"
 	diag "$(< /tmp/topo.err)"
