@@ -1170,6 +1170,8 @@ static void sroce_resp_packet(struct sroce_qp *qp, struct sk_buff *skb)
 		resp->seq_nak_sent = false;
 		resp->dup_acked = false;
 	} else if (!sroce_resp_uc_accept(resp, pkt)) {
+		/* UC: a packet of a message already lost (IBA 9.8.3). */
+		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
 		goto out;
 	}
 
@@ -1346,11 +1348,11 @@ void sroce_responder_start(struct sroce_qp *qp)
 	int mtu;
 
 	/*
-	 * UD has no path: a message may be as long as the port's MTU (the
-	 * sender checks its own).  The largest IB MTU bounds it anyway.
+	 * UD has no path: a message may be as long as the port's MTU, as on
+	 * the sending side (sroce_requester_start()); a longer one is dropped.
 	 */
 	if (sroce_resp_is_ud(qp))
-		mtu = ib_mtu_enum_to_int(IB_MTU_4096);
+		mtu = ib_mtu_enum_to_int(sroce_active_mtu(READ_ONCE(qp->sdev->ndev->mtu)));
 	else
 		mtu = ib_mtu_enum_to_int(attr->path_mtu);
 
