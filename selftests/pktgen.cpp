@@ -314,6 +314,91 @@ bool pair_open(pair &p, const char *label, side &a, side &b, ibv_pd *a_pd)
 	return true;
 }
 
+/* A UD or UC QP on @s (the targets of the UD/UC/GSI cases). */
+bool half_open_type(half &h, side *s, ibv_pd *pd, ibv_qp_type type)
+{
+	ibv_qp_init_attr ia = {};
+
+	h.s = s;
+	h.pd = pd;
+	h.buf = static_cast<std::uint8_t *>(aligned_alloc(4096, BUF_SZ));
+	if (!h.buf)
+		return false;
+	std::memset(h.buf, 0, BUF_SZ);
+	h.mr = ibv_reg_mr(pd, h.buf, BUF_SZ, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	h.cq = ibv_create_cq(s->ctx, 64, nullptr, nullptr, 0);
+	if (!h.mr || !h.cq)
+		return false;
+	ia.send_cq = h.cq;
+	ia.recv_cq = h.cq;
+	ia.qp_type = type;
+	ia.cap = { 4, 16, 1, 1, 0 };
+	h.qp = ibv_create_qp(pd, &ia);
+	if (!h.qp)
+		diag("%s: create %s QP: %s", s->name, type == IBV_QPT_UD ? "UD" : "UC",
+		     std::strerror(errno));
+	return h.qp;
+}
+
+int ud_to_rts(half &h, std::uint32_t qkey)
+{
+	ibv_qp_attr a = {};
+
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qkey = qkey;
+	if (ibv_modify_qp(h.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+		return errno;
+	a = {};
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(h.qp, &a, IBV_QP_STATE))
+		return errno;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = START_PSN;
+	return ibv_modify_qp(h.qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) ? errno : 0;
+}
+
+/* UC to RTR (the receive side is all the cases need), expecting START_PSN. */
+int uc_to_rtr(half &h, std::uint32_t dqpn, const union ibv_gid &dgid, enum ibv_mtu mtu)
+{
+	ibv_qp_attr a = {};
+
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	if (ibv_modify_qp(h.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			  IBV_QP_ACCESS_FLAGS))
+		return errno;
+	a = {};
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = START_PSN;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.grh.dgid = dgid;
+	a.ah_attr.grh.sgid_index = h.s->gidx;
+	a.ah_attr.grh.hop_limit = 64;
+	a.ah_attr.port_num = 1;
+	if (ibv_modify_qp(h.qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
+		return errno;
+	a = {};
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = START_PSN;
+	return ibv_modify_qp(h.qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN) ? errno : 0;
+}
+
+bool post_recv_at(half &h, std::size_t off, std::uint32_t len)
+{
+	ibv_sge sg = { reinterpret_cast<std::uintptr_t>(h.buf + off), len, h.mr->lkey };
+	ibv_recv_wr wr = {}, *bad;
+
+	wr.wr_id = off;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	return !ibv_post_recv(h.qp, &wr, &bad);
+}
+
 enum ibv_qp_state qp_state(ibv_qp *qp)
 {
 	ibv_qp_attr a;
@@ -1174,6 +1259,155 @@ int main(int argc, char **argv)
 			ibv_post_recv(p.a.qp, &rwr, &rbad);
 		}
 		run_case(std::string(fatal_names[i]) + ": NAK, QP to ERR, memory untouched", k, &p, *e);
+	}
+
+	/* ---- UD, UC and GSI targets ---------------------------------------------------- */
+	{
+		constexpr std::uint32_t UD_QKEY = 0x11110000, GSI_QKEY = 0x80010000;
+		half ud = {}, uc = {};
+		bool ok = half_open_type(ud, &a, a.pd, IBV_QPT_UD) &&
+			  half_open_type(uc, &a, a.pd, IBV_QPT_UC) && !ud_to_rts(ud, UD_QKEY) &&
+			  !uc_to_rtr(uc, 0x123, b.gid, static_cast<ibv_mtu>(a.port.active_mtu));
+		for (unsigned int i = 0; ok && i < 16; i++)
+			ok = post_recv_at(ud, (i % 4) * 8192, 8192) && post_recv_at(uc, 32768 + (i % 4) * 8192, 8192);
+		result(ok, "UD QP and UC QP on A ready, receives posted");
+		if (ok) {
+			auto deth = [](std::uint32_t qkey, std::uint32_t sqp) {
+				Bytes d;
+
+				put_be(d, qkey, 4);
+				put_be(d, sqp & SROCE_QPN_MASK, 4);
+				return d;
+			};
+			auto udpkt = [&](std::uint32_t qkey, unsigned int len) {
+				pkt k;
+
+				k.opcode = SROCE_OP_UD_SEND_ONLY;
+				k.qpn = ud.qp->qp_num;
+				k.psn = 0x42;
+				k.ackreq = false;
+				k.ext = deth(qkey, 0x99);
+				for (unsigned int i = 0; i < len; i++)
+					k.payload.push_back(static_cast<std::uint8_t>(i * 13 + 1));
+				k.pad = (4 - len % 4) % 4;
+				return k;
+			};
+			/* A received UD datagram: 40 bytes of GRH area, then the payload. */
+			auto ud_delivered = [&](const std::string &name, unsigned int len) {
+				ibv_wc wc = {};
+				bool got = poll_one(ud.cq, wc) && wc.status == IBV_WC_SUCCESS &&
+					   wc.byte_len == len + 40 && wc.src_qp == 0x99;
+				const std::uint8_t *at = ud.buf + wc.wr_id + 40;
+
+				for (unsigned int i = 0; got && i < len; i++)
+					got = at[i] == static_cast<std::uint8_t>(i * 13 + 1);
+				result(got, name + ": delivered, " + std::to_string(len) + " bytes verified");
+				if (!got)
+					diag("%s: %s byte_len %u src_qp %u", name.c_str(),
+					     ibv_wc_status_str(wc.status), wc.byte_len, wc.src_qp);
+			};
+			auto no_completion = [&](const std::string &name, ibv_cq *cq) {
+				ibv_wc wc;
+				bool none = ibv_poll_cq(cq, 1, &wc) == 0;
+
+				result(none, name + ": no completion");
+			};
+			pkt k = udpkt(UD_QKEY, 100);
+			run_case("UD: correct SEND ONLY", k, nullptr, {});
+			ud_delivered("UD: correct SEND ONLY", 100);
+			run_case("UD: wrong Q_Key", udpkt(UD_QKEY ^ 1, 64), nullptr, { one("resp_dropped") });
+			/* Only the QP's own Q_Key is accepted, the GSI one included. */
+			run_case("UD: GSI Q_Key 0x80010000 at a UD QP", udpkt(GSI_QKEY, 64), nullptr,
+				 { one("resp_dropped") });
+			k = udpkt(UD_QKEY, 0);
+			k.ext.clear();
+			k.pad = 0;
+			run_case("UD: SEND ONLY without its DETH", k, nullptr, { rx("rx_bad_header") });
+			k = udpkt(UD_QKEY, 64);
+			k.opcode = SROCE_OP_RC_SEND_ONLY;
+			k.ext.clear();
+			run_case("UD: RC SEND ONLY at a UD QP", k, nullptr, { rx("rx_bad_qp_type") });
+			k.opcode = SROCE_OP_UC_SEND_ONLY;
+			run_case("UD: UC SEND ONLY at a UD QP", k, nullptr, { rx("rx_bad_qp_type") });
+			run_case("UD: payload of MTU + 4 bytes", udpkt(UD_QKEY, mtu + 4), nullptr,
+				 { one("resp_dropped") });
+			k = udpkt(UD_QKEY, 64);
+			k.pkey = 0x1234;
+			run_case("UD: P_Key 0x1234", k, nullptr, { rx("rx_bad_pkey") });
+			no_completion("UD: after the refused datagrams", ud.cq);
+			run_case("UD: correct SEND ONLY of exactly the MTU", udpkt(UD_QKEY, mtu), nullptr, {});
+			ud_delivered("UD: MTU-sized SEND after the bad ones", mtu);
+			result(qp_state(ud.qp) == IBV_QPS_RTS, "UD QP still RTS");
+
+			/* GSI: QP1 only takes the GSI Q_Key (the MAD layer gets the rest). */
+			k = udpkt(UD_QKEY, 64);
+			k.qpn = 1;
+			run_case("GSI: datagram at QP1 with a Q_Key other than 0x80010000", k, nullptr,
+				 { one("resp_dropped") });
+			k.opcode = SROCE_OP_RC_SEND_ONLY;
+			k.ext.clear();
+			run_case("GSI: RC SEND ONLY at QP1", k, nullptr, { rx("rx_bad_qp_type") });
+
+			/* UC: sequence errors lose the message, nothing is answered. */
+			auto ucpkt = [&](std::uint8_t op, std::uint32_t psn, unsigned int len) {
+				pkt u;
+
+				u.opcode = op;
+				u.qpn = uc.qp->qp_num;
+				u.psn = psn;
+				u.ackreq = false;
+				u.payload.assign(len, 0x77);
+				return u;
+			};
+			std::uint32_t upsn = START_PSN;
+			run_case("UC: correct SEND ONLY", ucpkt(SROCE_OP_UC_SEND_ONLY, upsn++, 64), nullptr, {});
+			ibv_wc wc = {};
+			result(poll_one(uc.cq, wc) && wc.status == IBV_WC_SUCCESS && wc.byte_len == 64 &&
+			       uc.buf[wc.wr_id] == 0x77 && uc.buf[wc.wr_id + 63] == 0x77,
+			       "UC: correct SEND ONLY delivered, bytes verified");
+			run_case("UC: SEND MIDDLE without FIRST", ucpkt(SROCE_OP_UC_SEND_MIDDLE, upsn++, mtu),
+				 nullptr, { one("resp_dropped") });
+			run_case("UC: SEND LAST after it (message already lost)",
+				 ucpkt(SROCE_OP_UC_SEND_LAST, upsn++, 16), nullptr, { one("resp_dropped") });
+			run_case("UC: SEND FIRST", ucpkt(SROCE_OP_UC_SEND_FIRST, upsn++, mtu), nullptr, {});
+			run_case("UC: SEND ONLY inside a message (invalid sequence)",
+				 ucpkt(SROCE_OP_UC_SEND_ONLY, upsn++, 16), nullptr, {});
+			/* the ONLY resynchronised: it is delivered, the broken message is not */
+			wc = {};
+			result(poll_one(uc.cq, wc) && wc.status == IBV_WC_SUCCESS && wc.byte_len == 16,
+			       "UC: the SEND ONLY that broke the sequence starts a new message");
+			k = ucpkt(SROCE_OP_RC_SEND_ONLY, upsn, 16);
+			run_case("UC: RC SEND ONLY at a UC QP", k, nullptr, { rx("rx_bad_qp_type") });
+			k = ucpkt(SROCE_OP_UD_SEND_ONLY, upsn, 16);
+			k.ext = deth(UD_QKEY, 0x99);
+			run_case("UC: UD SEND ONLY (DETH) at a UC QP", k, nullptr, { rx("rx_bad_qp_type") });
+			k = ucpkt(SROCE_OP_UC_RDMA_WRITE_ONLY, upsn++, 16);
+			k.ext = reth(reinterpret_cast<std::uintptr_t>(uc.buf), uc.mr->rkey ^ 0x100, 16);
+			Bytes uc_snap(uc.buf, uc.buf + BUF_SZ);
+			run_case("UC: WRITE with a bad rkey: dropped, no NAK", k, nullptr, { one("resp_bad_key") });
+			result(!std::memcmp(uc_snap.data(), uc.buf, BUF_SZ), "UC: refused WRITE touched no byte");
+			k = ucpkt(SROCE_OP_UC_SEND_ONLY, upsn++, 64);
+			k.pkey = 0x1234;
+			run_case("UC: P_Key 0x1234", k, nullptr, { rx("rx_bad_pkey") });
+			run_case("UC: correct SEND ONLY afterwards", ucpkt(SROCE_OP_UC_SEND_ONLY, upsn++, 32),
+				 nullptr, {});
+			wc = {};
+			result(poll_one(uc.cq, wc) && wc.status == IBV_WC_SUCCESS && wc.byte_len == 32,
+			       "UC: still delivers after the bad packets");
+			result(qp_state(uc.qp) == IBV_QPS_RTS, "UC QP still RTS");
+			no_completion("UC: nothing else completed", uc.cq);
+		}
+		if (ud.qp)
+			ibv_destroy_qp(ud.qp);
+		if (uc.qp)
+			ibv_destroy_qp(uc.qp);
+		for (half *h : { &ud, &uc }) {
+			if (h->mr)
+				ibv_dereg_mr(h->mr);
+			if (h->cq)
+				ibv_destroy_cq(h->cq);
+			free(h->buf);
+		}
 	}
 
 	/* ---- the random storm ------------------------------------------------------------ */
