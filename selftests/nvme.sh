@@ -9,7 +9,8 @@
 #   (1) two devices: the target listens on sroce1 (192.168.77.2), the host
 #       connects from sroce0 (--host-traddr 192.168.77.1);
 #   (2) one device: target and host both on sroce0 (QPs of one device talk
-#       to each other through sroce's loopback);
+#       to each other through sroce's loopback), nvmet-rdma with use_srq=1
+#       (its queues receive through shared receive queues);
 # each case checks on which devices the RC QPs are, disconnects, and the
 # data survive a reconnect (a verify-only read of the first quarter in
 # case 1).  Then
@@ -221,6 +222,15 @@ case_run() {
 		not_ok "$label: RC QPs in RTS on $DEV_A/$DEV_B: $n, expected $4"
 		diag "$(rdma resource show qp)"
 	fi
+	if [[ -n $SRQ_CHECK ]]; then
+		n=$(rdma resource show srq 2>/dev/null | grep "$DEV_A" | grep -c srqn)
+		if [[ $n -gt 0 ]]; then
+			ok "$label: $n SRQs on $DEV_A"
+		else
+			not_ok "$label: no SRQ on $DEV_A"
+			diag "$(rdma resource show srq 2>&1)"
+		fi
+	fi
 	fio_verify "$label: fio write $MIB MiB, read back, crc32c verify" write
 	disconnect "$label: nvme disconnect"
 	if [[ -n $REVERIFY ]] &&
@@ -237,7 +247,15 @@ compgen -G '/sys/block/nvme*' > /dev/null && skip_all "an NVMe device exists alr
 ncpu=$(nproc)
 qps=$((ncpu + 1))
 REVERIFY=1 case_run "two devices" $IP4_B $IP4_A "$qps/$qps"
-case_run "one device (loopback)" $IP4_A "" "$((2 * qps))/0"
+# Case 2 with nvmet-rdma's receive queues replaced by SRQs (use_srq=1):
+# kernel ib_post_srq_recv, one SRQ per completion vector shared by the
+# target's queues.
+if rmmod nvmet_rdma && modprobe nvmet_rdma use_srq=1; then
+	ok "nvmet_rdma reloaded with use_srq=1"
+else
+	not_ok "nvmet_rdma reloaded with use_srq=1"
+fi
+SRQ_CHECK=1 case_run "one device (loopback), target SRQs" $IP4_A "" "$((2 * qps))/0"
 
 t0=$EPOCHREALTIME
 if rdma link delete $DEV_A && rdma link delete $DEV_B &&
