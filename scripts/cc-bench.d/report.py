@@ -50,6 +50,23 @@ def jain(xs):
     return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs))
 
 
+def utilisation(samples, rate):
+    """Bytes received behind the bottleneck over its capacity, while both
+    bulk flows run: from the first to the last sample in which both
+    senders transmitted (a guest on a busy host takes seconds to connect
+    them, and they end at different times).  Samples are weighted by
+    their length: a late sampler makes long ones."""
+    both = [k for k, s in enumerate(samples)
+            if k > 0 and s[1] > 0.01 * rate and s[2] > 0.01 * rate]
+    if not both:
+        return None
+    span = samples[both[0]:both[-1] + 1]
+    secs = [s[0] - samples[k - 1][0] for k, s in zip(range(both[0], both[-1] + 1), span)]
+    if sum(secs) <= 0:
+        return None
+    return sum(s[3] * t for s, t in zip(span, secs)) / sum(secs) / rate
+
+
 def figures(res, rates, rate, duration):
     out = {}
     for ph, _ in PHASES:
@@ -62,10 +79,7 @@ def figures(res, rates, rate, duration):
         good = [g * 8 * 1.048576 if g is not None else None for g in good]
         f['goodput'] = good
         f['jain'] = jain(good)
-        # link utilisation: bytes received behind the bottleneck over the
-        # steady part (from 2 s until 1 s before the bulk flows end)
-        rx = [s[3] for s in rates.get(ph, []) if 2.0 <= s[0] <= duration - 1.0]
-        f['util'] = statistics.mean(rx) / rate if rx else None
+        f['util'] = utilisation(rates.get(ph, []), rate)
         f['drops'] = num(r.get('q.dropped'))
         f['marks'] = num(r.get('q.marked'))
         retx = [delta(r, f's{i}@.req_retransmits') for i in (1, 2)]
@@ -94,7 +108,7 @@ def table(figs, rate, duration):
     rows = [
         ('goodput per bulk flow (Mbit/s)', 'goodput', '.2f'),
         ("Jain's fairness index", 'jain', '.3f'),
-        ('link utilisation (of %g Mbit/s)' % rate, 'util', '.1%'),
+        ('link utilisation (of %g Mbit/s, both bulk flows on)' % rate, 'util', '.1%'),
         ('bottleneck drops (packets)', 'drops', '.0f'),
         ('bottleneck CE marks (packets)', 'marks', '.0f'),
         ('sender retransmitted packets', 'retx', '.0f'),
