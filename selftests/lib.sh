@@ -110,9 +110,10 @@ finish() {
 	exit 0
 }
 
-# wait_until SECONDS CMD...: poll CMD every 0.1 s until it succeeds
+# wait_until SECONDS CMD...: poll CMD every 0.1 s until it succeeds (SECONDS
+# is scaled, see "scaled" below)
 wait_until() {
-	local deadline=$((SECONDS + $1))
+	local deadline=$((SECONDS + $1 * ${SELFTEST_TIMEOUT_SCALE:-1}))
 	shift
 	while ! "$@" 2>/dev/null; do
 		[[ $SECONDS -ge $deadline ]] && return 1
@@ -135,8 +136,9 @@ dmesg_mark() {
 # Lockdep, RCU, debug-objects and KASAN/UBSAN reports come from the debug
 # kernel (scripts/debug-kernel); the rest from any kernel.
 DMESG_PROBLEM_RE='WARNING:|BUG:|Oops|general protection|Call Trace|UBSAN|KASAN|kmemleak|refcount_t|leak|hung_task|blocked for more than|unregister_netdevice: waiting|list_(add|del) corruption|double free|use-after-free|stack-protector|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU|lock held when returning|ODEBUG|detected stalls?|self-detected stall|Kernel panic'
-# kmemleak's own status lines: its suspects are read from debugfs instead.
-DMESG_BENIGN_RE='kmemleak: (Kernel memory leak detector initialized|Automatic memory scanning thread|[0-9]+ new suspected memory leaks)'
+# kmemleak's own status lines (its suspects are read from debugfs instead)
+# and the debug kernel's boot banner of a checker.
+DMESG_BENIGN_RE='kmemleak: (Kernel memory leak detector initialized|Automatic memory scanning thread|[0-9]+ new suspected memory leaks)|RCU callback double-/use-after-free debug is enabled'
 dmesg_new_problems() {
 	dmesg | awk -v m="$_dmesg_marker" -v re="$DMESG_PROBLEM_RE" -v ok="$DMESG_BENIGN_RE" '
 	$0 ~ ok { next }
@@ -168,25 +170,59 @@ debug_kernel() { [[ $SELFTEST_DEBUG_KERNEL == 1 ]]; }
 # debug_size NORMAL DEBUG: NORMAL, or DEBUG on the debug kernel
 debug_size() { if debug_kernel; then echo "$2"; else echo "$1"; fi; }
 
+# Time limits inside the tests (wait_until, pingpong, a test's own
+# `timeout N`) are multiplied by SELFTEST_TIMEOUT_SCALE, which selftests/run
+# exports (8 on the debug kernel, 1 elsewhere); build/selftests/pktgen reads
+# it too.  A test run on its own gets the same default.
+if [[ -z ${SELFTEST_TIMEOUT_SCALE:-} ]]; then
+	SELFTEST_TIMEOUT_SCALE=$(debug_size 1 8)
+fi
+export SELFTEST_TIMEOUT_SCALE
+
+# scaled SECONDS: SECONDS times SELFTEST_TIMEOUT_SCALE
+scaled() { echo $(($1 * SELFTEST_TIMEOUT_SCALE)); }
+
 KMEMLEAK=/sys/kernel/debug/kmemleak
 
 # kmemleak_on: kmemleak is built in and enabled (reading fails with EBUSY
 # once it has disabled itself)
 kmemleak_on() { [[ -r $KMEMLEAK ]] && { : < "$KMEMLEAK"; } 2>/dev/null; }
 
-# kmemleak_leaks: scan twice (an object must be unreferenced in two scans in
-# a row, its contents unchanged, and older than 5 s to be reported), print
-# the new suspects with their allocation stacks, then forget them so that
-# the next call reports only newer ones.  Exit 0 if there are some.
+# kmemleak_leaks [SINCE]: scan twice (an object must be unreferenced in two
+# scans in a row, its contents unchanged, and older than 5 s to be
+# reported), print the new suspects allocated at or after jiffies SINCE
+# (default 0: all; see kernel_jiffies) with their allocation stacks, then
+# forget every suspect so that the next call reports only newer ones.
+# Exit 0 if some were printed.  SINCE lets a run ignore what the kernel
+# leaked while booting without a scan of its own (a scan of the debug
+# kernel's memory costs 30 s to 2 min under TCG).
 kmemleak_leaks() {
-	local out
+	local out since=${1:-0}
 	echo scan > "$KMEMLEAK" || return 1
 	sleep 5
 	echo scan > "$KMEMLEAK" || return 1
 	out=$(< "$KMEMLEAK")
 	echo clear > "$KMEMLEAK"
+	# '  comm "x", pid N, jiffies N' follows each "unreferenced object"
+	out=$(awk -v since="$since" '
+	function flush() { if (obj != "" && keep) print obj; obj = "" }
+	/^unreferenced object/ { flush(); obj = $0; keep = 1; next }
+	obj == "" { next }
+	{ obj = obj "\n" $0 }
+	/^  comm .*, jiffies [0-9]+/ { if ($NF + 0 < since + 0) keep = 0 }
+	END { flush() }' <<< "$out")
 	[[ -n $out ]] || return 1
 	printf '%s\n' "$out" | head -n 300
+}
+
+# kernel_jiffies: the kernel's jiffies now (from /proc/timer_list); exit 1
+# if the kernel does not say
+kernel_jiffies() {
+	local l
+	while IFS= read -r l; do
+		[[ $l =~ ^jiffies:\ ([0-9]+)$ ]] && { echo "${BASH_REMATCH[1]}"; return 0; }
+	done < /proc/timer_list 2>/dev/null
+	return 1
 }
 
 # lockdep_off_reason: print why lockdep no longer checks anything (it turns
@@ -351,18 +387,18 @@ pingpong() {
 		PP_OUT="no RoCE v2 GID for $sip on $sdev ('$sgi') or $cip on $cdev ('$cgi')"
 		return 1
 	fi
-	in_ns "$sns" timeout 60 "$prog" -d "$sdev" -g "$sgi" -p $port "$@" > /tmp/pp.srv 2>&1 &
+	in_ns "$sns" timeout "$(scaled 60)" "$prog" -d "$sdev" -g "$sgi" -p $port "$@" > /tmp/pp.srv 2>&1 &
 	spid=$!
 	_pp_listening() { [[ -n $(in_ns "$sns" ss -Hltn "sport = :$port" 2>/dev/null) ]] || ! kill -0 $spid 2>/dev/null; }
 	wait_until 15 _pp_listening
-	in_ns "$cns" timeout 60 "$prog" -d "$cdev" -g "$cgi" -p $port "$@" "${PP_CONNECT:-$sip}" \
+	in_ns "$cns" timeout "$(scaled 60)" "$prog" -d "$cdev" -g "$cgi" -p $port "$@" "${PP_CONNECT:-$sip}" \
 		> /tmp/pp.cli 2>&1 || crc=$?
 	wait $spid || src=$?
 	PP_OUT="$prog $*
 server $sdev gid $sgi, exit $src: $(< /tmp/pp.srv)
 client $cdev gid $cgi -> ${PP_CONNECT:-$sip}, exit $crc: $(< /tmp/pp.cli)"
 	[[ $src == 0 && $crc == 0 ]] && grep -q 'bytes in' /tmp/pp.cli && return 0
-	PP_OUT+=$'\n(exit 124: killed after 60 s)'
+	PP_OUT+=$'\n'"(exit 124: killed after $(scaled 60) s)"
 	return 1
 }
 

@@ -80,6 +80,11 @@ static_assert(sizeof(udp) == SROCE_UDP_HDR_LEN);
 constexpr unsigned int BUF_SZ = 64 * 1024;
 /* How long a completion may take: -T on a lossy link allows more. */
 unsigned int WAIT_MS = 5000;
+/*
+ * SELFTEST_TIMEOUT_SCALE (selftests/lib.sh: 8 on the debug kernel, where
+ * everything runs 5 to 15 times slower) multiplies every wait.
+ */
+unsigned int time_scale = 1;
 
 /* ---- KTAP ------------------------------------------------------------------ */
 
@@ -171,7 +176,7 @@ bool wait_rx(const Counters &before, std::int64_t want)
 			return false;
 		sleep_ms(2);
 	}
-	sleep_ms(30);
+	sleep_ms(30 * time_scale);
 	return true;
 }
 
@@ -411,7 +416,7 @@ enum ibv_qp_state qp_state(ibv_qp *qp)
 
 enum ibv_qp_state qp_state_settled(ibv_qp *qp, enum ibv_qp_state want)
 {
-	std::uint64_t end = now_ms() + 2000;
+	std::uint64_t end = now_ms() + 2000 * time_scale;
 	enum ibv_qp_state st;
 
 	while ((st = qp_state(qp)) != want && now_ms() < end)
@@ -883,11 +888,14 @@ int main(int argc, char **argv)
 	if (!seed)
 		seed = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
 
+	if (const char *ts = std::getenv("SELFTEST_TIMEOUT_SCALE"); ts && std::atoi(ts) > 0)
+		time_scale = static_cast<unsigned int>(std::atoi(ts));
 	std::printf("TAP version 13\n");
 	if (!bulk_mib)
 		diag("seed %" PRIu64 " (repeat with -s %" PRIu64 "), %lu random packets", seed, seed, count);
 	else
 		WAIT_MS = 60000;
+	WAIT_MS *= time_scale;
 	if (netns) {
 		int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 		int fd = open(netns, O_RDONLY | O_CLOEXEC);
