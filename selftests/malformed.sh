@@ -12,7 +12,8 @@
 # requires, then a seeded random storm; afterwards untouched QPs move
 # verified data.
 #
-#   PKTGEN_COUNT   random packets (default 3000; SELFTEST_LONG=1: 50000)
+#   PKTGEN_COUNT   random packets (default 3000, 500 on the debug kernel;
+#                  SELFTEST_LONG=1: 50000)
 #   PKTGEN_SEED    seed of the random packets (default: time; printed)
 
 . "$(dirname "$0")/lib.sh"
@@ -26,7 +27,7 @@ export RDMAV_DRIVERS=$lib
 [[ -x $PKTGEN && $PKTGEN -nt $ST_DIR/pktgen.cpp ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
 	skip_all "cannot build $PKTGEN (make -C selftests)"
 
-count=${PKTGEN_COUNT:-3000}
+count=${PKTGEN_COUNT:-$(debug_size 3000 500)}
 [[ ${SELFTEST_LONG:-0} == 1 ]] && count=${PKTGEN_COUNT:-50000}
 
 trap 'topo_cleanup; sroce_unload' EXIT
@@ -44,7 +45,7 @@ ga=$(gid_index $DEV_A $IP4_A) gb=$(gid_index $DEV_B $IP4_B)
 args=(-d $DEV_A -g "$ga" -D $DEV_B -G "$gb" -N /run/netns/$NS_B -n "$count")
 [[ -n ${PKTGEN_SEED:-} ]] && args+=(-s "$PKTGEN_SEED")
 rc=0 t0=$EPOCHREALTIME
-out=$(timeout 150 "$PKTGEN" "${args[@]}" 2>&1) || rc=$?
+out=$(timeout "$(scaled 150)" "$PKTGEN" "${args[@]}" 2>&1) || rc=$?
 diag "$out"
 case $rc in
 0) ok "pktgen: every malformed packet dropped and counted, QPs as required$(_slow "$t0")" ;;

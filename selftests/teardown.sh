@@ -15,7 +15,8 @@
 # resource`, the module's reference count is back where it started, rmmod
 # succeeds, and a fresh pair moves checked data.  Slab usage is reported.
 #
-#   TEARDOWN_ITERS   iterations per way (default 2; SELFTEST_LONG=1: 50)
+#   TEARDOWN_ITERS   iterations per way (default 2, 1 on the debug kernel;
+#                    SELFTEST_LONG=1: 50)
 
 . "$(dirname "$0")/lib.sh"
 
@@ -24,7 +25,7 @@ sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (
 lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
 export RDMAV_DRIVERS=$lib
 
-iters=${TEARDOWN_ITERS:-2}
+iters=${TEARDOWN_ITERS:-$(debug_size 2 1)}
 [[ ${SELFTEST_LONG:-0} == 1 ]] && iters=${TEARDOWN_ITERS:-50}
 NS_C=sroce_c
 pids=()
@@ -116,7 +117,7 @@ way() {
 	rmmod)
 		# Like rdma_rxe, sroce lets the RDMA core disassociate the
 		# processes (IBV_EVENT_DEVICE_FATAL) rather than refuse.
-		out=$(timeout 60 rmmod sroce 2>&1) || { echo "rmmod under traffic: $out"; return 1; }
+		out=$(timeout "$(scaled 60)" rmmod sroce 2>&1) || { echo "rmmod under traffic: $out"; return 1; }
 		ibdev_gone $DEV_A && ibdev_gone $DEV_B || { echo "devices left after rmmod"; return 1; }
 		stop_traffic ;;
 	kill)
