@@ -11,6 +11,7 @@
 #   traffic:     gid_index, pingpong
 #   sysfs:       ibdev_attr, port_attr, gid_table, mac_to_guid
 #   kernel log:  dmesg_mark, dmesg_new_problems
+#   programs:    cm_pair, mckey_pair, perftest_cm (rdma_cm), perftest_pair
 #   two guests:  pair_post, pair_wait (scripts/vm-pair)
 #
 # Under TCG every process start costs 50-80 ms: helpers read sysfs with bash
@@ -510,6 +511,113 @@ topo_cleanup() {
 	ip netns del $NS_A 2>/dev/null
 	ip netns del $NS_B 2>/dev/null
 	return 0
+}
+
+# ------------------------------------------------------- rdma_cm programs ----
+#
+# librdmacm's example programs and perftest (-R: over rdma_cm) between two
+# namespaces ("" is the initial one); each records a KTAP line.
+
+# _cm_listening PID: an rdma_cm ID listens (or server PID is gone)
+_cm_listening() {
+	[[ $(rdma resource show cm_id 2>/dev/null) == *LISTEN* ]] || ! kill -0 "$1" 2>/dev/null
+}
+
+# cm_pair NAME SRV_NS SRV_CMD CLI_NS CLI_CMD: run a librdmacm server and client
+# (commands as single strings); both must exit 0 and neither may report a
+# failed event.  The client is retried while the server is not listening
+# yet (its connect is rejected).
+cm_pair() {
+	local name=$1 sns=$2 scmd=$3 cns=$4 ccmd=$5 spid src=0 crc=0 try t0=$EPOCHREALTIME
+	in_ns "$sns" timeout 90 $scmd > /tmp/cm.srv 2>&1 &
+	spid=$!
+	wait_until 20 _cm_listening $spid
+	for try in 1 2 3 4 5 6; do
+		crc=0
+		in_ns "$cns" timeout 90 $ccmd > /tmp/cm.cli 2>&1 || crc=$?
+		grep -q REJECTED /tmp/cm.cli && kill -0 $spid 2>/dev/null || break
+		sleep 1
+	done
+	wait $spid || src=$?
+	if [[ $src == 0 && $crc == 0 ]] &&
+	   ! grep -qiE 'error|fail|unreachable|rejected' /tmp/cm.srv /tmp/cm.cli; then
+		ok "$name$(_slow "$t0")"
+		return 0
+	fi
+	not_ok "$name$(_slow "$t0")"
+	diag "server ($sns): $scmd -> exit $src"
+	diag "$(tail -15 /tmp/cm.srv)"
+	diag "client ($cns): $ccmd -> exit $crc (attempt $try)"
+	diag "$(tail -15 /tmp/cm.cli)"
+	return 1
+}
+
+# mckey_pair NAME NS_RECV BIND_RECV NS_SEND BIND_SEND GROUP: mckey receiver, then a
+# sender; the receiver must get all 10 messages.
+mckey_pair() {
+	local name=$1 rns=$2 rip=$3 sns=$4 sip=$5 grp=$6 rpid rrc=0 src=0 t0=$EPOCHREALTIME
+	in_ns "$rns" timeout 60 mckey -m "$grp" -b "$rip" -C 10 > /tmp/mc.rcv 2>&1 &
+	rpid=$!
+	wait_until 15 grep -q 'receiving data' /tmp/mc.rcv
+	sleep 1
+	in_ns "$sns" timeout 60 mckey -m "$grp" -b "$sip" -s -C 10 > /tmp/mc.snd 2>&1 || src=$?
+	wait $rpid || rrc=$?
+	if [[ $rrc == 0 && $src == 0 ]] && ! grep -qiE 'error|fail' /tmp/mc.rcv /tmp/mc.snd; then
+		ok "$name$(_slow "$t0")"
+		return 0
+	fi
+	not_ok "$name$(_slow "$t0")"
+	diag "receiver ($rns, $rip) exit $rrc: $(tail -8 /tmp/mc.rcv)"
+	diag "sender ($sns, $sip) exit $src: $(tail -8 /tmp/mc.snd)"
+	return 1
+}
+
+# perftest_cm NAME SRV_NS SRV_DEV CLI_NS CLI_DEV SRV_IP PROG ARGS...: perftest over
+# rdma_cm (-R: no TCP side channel) completes
+perftest_cm() {
+	local name=$1 sns=$2 sdev=$3 cns=$4 cdev=$5 sip=$6 prog=$7 spid src=0 crc=0 t0=$EPOCHREALTIME
+	local port=$((20000 + RANDOM % 10000))
+	shift 7
+	in_ns "$sns" timeout 90 "$prog" -d "$sdev" -R -F -p $port "$@" > /tmp/pt.srv 2>&1 &
+	spid=$!
+	wait_until 20 _cm_listening $spid
+	in_ns "$cns" timeout 90 "$prog" -d "$cdev" -R -F -p $port "$@" "$sip" > /tmp/pt.cli 2>&1 || crc=$?
+	wait $spid || src=$?
+	if [[ $crc == 0 && $src == 0 ]]; then
+		ok "$name$(_slow "$t0")"
+	else
+		not_ok "$name$(_slow "$t0")"
+		diag "$prog -R $* (client exit $crc, server exit $src; 124 = timed out)"
+		diag "server: $(grep -v '^ [A-Z]' /tmp/pt.srv | tail -n 15)"
+		diag "client: $(grep -v '^ [A-Z]' /tmp/pt.cli | tail -n 15)"
+	fi
+}
+
+_pt_listening() { [[ -n $(in_ns "$1" ss -Hltn "sport = :$2" 2>/dev/null) ]] || ! kill -0 "$3" 2>/dev/null; }
+
+# perftest_pair NAME SRV_NS SRV_DEV SRV_IP CLI_NS CLI_DEV CLI_IP PROG ARGS...:
+# a perftest program (it checks its own completions' status) completes,
+# with the GIDs of SRV_IP and CLI_IP; the client reaches the server's TCP
+# side channel at SRV_IP, or at PT_CONNECT (IPv6 GIDs, IPv4 side channel).
+perftest_pair() {
+	local name=$1 sns=$2 sdev=$3 sip=$4 cns=$5 cdev=$6 cip=$7 prog=$8 sgi cgi spid
+	local port=$((20000 + RANDOM % 10000)) src=0 crc=0 t0=$EPOCHREALTIME
+	shift 8
+	sgi=$(gid_index "$sdev" "$sip")
+	cgi=$(gid_index "$cdev" "$cip")
+	in_ns "$sns" timeout 90 "$prog" -d "$sdev" -x "$sgi" -F -p $port "$@" > /tmp/pt.srv 2>&1 &
+	spid=$!
+	wait_until 15 _pt_listening "$sns" $port $spid
+	in_ns "$cns" timeout 90 "$prog" -d "$cdev" -x "$cgi" -F -p $port "$@" "${PT_CONNECT:-$sip}" > /tmp/pt.cli 2>&1 || crc=$?
+	wait $spid || src=$?
+	if [[ $crc == 0 && $src == 0 ]]; then
+		ok "$name$(_slow "$t0")"
+	else
+		not_ok "$name$(_slow "$t0")"
+		diag "$prog $* (client exit $crc, server exit $src; 124 = timed out)"
+		diag "server: $(grep -v '^ [A-Z]' /tmp/pt.srv | tail -n 15)"
+		diag "client: $(grep -v '^ [A-Z]' /tmp/pt.cli | tail -n 15)"
+	fi
 }
 
 # ------------------------------------------------------------ two guests ----

@@ -53,31 +53,6 @@ pp() {
 	fi
 }
 
-_pt_listening() { [[ -n $(in_ns "$1" ss -Hltn "sport = :$2" 2>/dev/null) ]] || ! kill -0 "$3" 2>/dev/null; }
-
-# pt NAME SRV_NS SRV_DEV SRV_IP CLI_NS CLI_DEV CLI_IP PROG ARGS...: a
-# perftest program (it checks its own completions' status) completes
-pt() {
-	local name=$1 sns=$2 sdev=$3 sip=$4 cns=$5 cdev=$6 cip=$7 prog=$8 sgi cgi spid
-	local port=$((20000 + RANDOM % 10000)) src=0 crc=0 t0=$EPOCHREALTIME
-	shift 8
-	sgi=$(gid_index "$sdev" "$sip")
-	cgi=$(gid_index "$cdev" "$cip")
-	in_ns "$sns" timeout 90 "$prog" -d "$sdev" -x "$sgi" -F -p $port "$@" > /tmp/pt.srv 2>&1 &
-	spid=$!
-	wait_until 15 _pt_listening "$sns" $port $spid
-	in_ns "$cns" timeout 90 "$prog" -d "$cdev" -x "$cgi" -F -p $port "$@" "$sip" > /tmp/pt.cli 2>&1 || crc=$?
-	wait $spid || src=$?
-	if [[ $crc == 0 && $src == 0 ]]; then
-		ok "$name$(_slow "$t0")"
-	else
-		not_ok "$name$(_slow "$t0")"
-		diag "$prog $* (client exit $crc, server exit $src; 124 = timed out)"
-		diag "server: $(grep -v '^ [A-Z]' /tmp/pt.srv | tail -n 15)"
-		diag "client: $(grep -v '^ [A-Z]' /tmp/pt.cli | tail -n 15)"
-	fi
-}
-
 # (a) sroce <-> sroce
 if topo_pair 2>/tmp/topo.err; then
 	ok "topology (a)"
@@ -87,9 +62,13 @@ if topo_pair 2>/tmp/topo.err; then
 	pp "UC IPv4, 4 KiB x 60, checked" ibv_uc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 60 -s 4096
 	PP_CONNECT=$IP4_B pp "UC IPv6 GIDs, 4 KiB x 60, checked" ibv_uc_pingpong $NS_B $DEV_B $IP6_B $NS_A $DEV_A $IP6_A -c -n 60 -s 4096
 	A=($NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A)
-	pt "ib_send_bw -c UD 1 KiB" "${A[@]}" ib_send_bw -c UD -s 1024 -n 200
-	pt "ib_send_bw -c UC 64 KiB" "${A[@]}" ib_send_bw -c UC -s 65536 -n 100
-	pt "ib_write_bw -c UC 64 KiB" "${A[@]}" ib_write_bw -c UC -s 65536 -n 100
+	perftest_pair "ib_send_bw -c UD 1 KiB" "${A[@]}" ib_send_bw -c UD -s 1024 -n 200
+	PT_CONNECT=$IP4_B perftest_pair "ib_send_bw -c UD 1 KiB, IPv6 GIDs" $NS_B $DEV_B $IP6_B $NS_A $DEV_A $IP6_A \
+		ib_send_bw -c UD -s 1024 -n 200
+	PT_CONNECT=$IP4_B perftest_pair "ib_send_bw -c UC 64 KiB, IPv6 GIDs" $NS_B $DEV_B $IP6_B $NS_A $DEV_A $IP6_A \
+		ib_send_bw -c UC -s 65536 -n 100
+	perftest_pair "ib_send_bw -c UC 64 KiB" "${A[@]}" ib_send_bw -c UC -s 65536 -n 100
+	perftest_pair "ib_write_bw -c UC 64 KiB" "${A[@]}" ib_write_bw -c UC -s 65536 -n 100
 	ip -n $NS_A link set $VETH_A mtu 9000
 	ip -n $NS_B link set $VETH_B mtu 9000
 	pp "UD MTU 4096, 4 KiB x 60" ibv_ud_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 60 -s 4096
@@ -128,7 +107,7 @@ if topo_interop 2>/tmp/topo.err; then
 	pp "interop UD, sroce server <- rxe client" ibv_ud_pingpong $NS_B $DEV_B $IP4_B "" $RXE_DEV $IP4_A -c -n 60 -s 1024
 	pp "interop UD, rxe server <- sroce client" ibv_ud_pingpong "" $RXE_DEV $IP4_A $NS_B $DEV_B $IP4_B -c -n 60 -s 1024
 	PP_CONNECT=$IP4_B pp "interop UD IPv6, sroce server <- rxe client" ibv_ud_pingpong $NS_B $DEV_B $IP6_B "" $RXE_DEV $IP6_A -c -n 60 -s 1024
-	pt "interop ib_send_bw -c UD, rxe server <- sroce client" "" $RXE_DEV $IP4_A $NS_B $DEV_B $IP4_B ib_send_bw -c UD -s 1024 -n 100
+	perftest_pair "interop ib_send_bw -c UD, rxe server <- sroce client" "" $RXE_DEV $IP4_A $NS_B $DEV_B $IP4_B ib_send_bw -c UD -s 1024 -n 100
 	pp "interop UC, sroce server <- rxe client" ibv_uc_pingpong $NS_B $DEV_B $IP4_B "" $RXE_DEV $IP4_A -c -n 60 -s 4096
 	pp "interop UC, rxe server <- sroce client" ibv_uc_pingpong "" $RXE_DEV $IP4_A $NS_B $DEV_B $IP4_B -c -n 60 -s 4096
 else
