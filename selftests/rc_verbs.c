@@ -1430,6 +1430,106 @@ TEST_F(rc, atomic_on_mr_without_remote_atomic)
 	ibv_dereg_mr(mr);
 }
 
+/* A hw counter of S's device (sroce's names), or -1 where it has none. */
+static long long hw_counter(struct side *s, const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 ibv_get_device_name(s->ctx->device), name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+/*
+ * OP through the rkey of an MR of another PD of B (all rights, same
+ * memory): Remote Access Error NAK (B's resp_fatal_naks and resp_bad_key,
+ * A's comp_naks_fatal each move by one where the device counts them),
+ * REM_ACCESS_ERR at A, B's receive flushed, and not one byte of B's
+ * target nor of A's local buffer changed.
+ */
+static void other_pd_denied(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self,
+			    enum ibv_wr_opcode op)
+{
+	static const char *const names[] = { "resp_fatal_naks", "resp_bad_key", "comp_naks_fatal" };
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge sg = sge(a, SRC_OFF, op == IBV_WR_ATOMIC_FETCH_AND_ADD ? 8 : 4096);
+	long long before[3], after[3];
+	struct ibv_pd *pd2;
+	struct ibv_mr *mr;
+	uint8_t *snap_b, *snap_a;
+	int i;
+
+	connect_default(_metadata, self);
+	pd2 = ibv_alloc_pd(b->ctx);
+	ASSERT_NE(NULL, pd2);
+	mr = ibv_reg_mr(pd2, b->buf + DST_OFF, 65536, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC);
+	ASSERT_NE(NULL, mr);
+	pattern(b->buf + DST_OFF, 65536, 21);
+	pattern(a->buf + SRC_OFF, 65536, 22);
+	snap_b = malloc(65536);
+	snap_a = malloc(65536);
+	ASSERT_TRUE(snap_a && snap_b);
+	memcpy(snap_b, b->buf + DST_OFF, 65536);
+	memcpy(snap_a, a->buf + SRC_OFF, 65536);
+	before[0] = hw_counter(b, names[0]);
+	before[1] = hw_counter(b, names[1]);
+	before[2] = hw_counter(a, names[2]);
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		ASSERT_EQ(0, post_atomic(a, 9, op, SRC_OFF, (uintptr_t)(b->buf + DST_OFF),
+					 mr->rkey, 1, 0));
+	} else {
+		ASSERT_EQ(0, post_wr(a, 9, op, &sg, 1, (uintptr_t)(b->buf + DST_OFF), mr->rkey, 0,
+				     IBV_SEND_SIGNALED));
+	}
+	expect_remote_fatal(_metadata, a, b, 9, IBV_WC_REM_ACCESS_ERR);
+	usleep(30000);	/* the RDMA core caches hw counters for 10 ms */
+	after[0] = hw_counter(b, names[0]);
+	after[1] = hw_counter(b, names[1]);
+	after[2] = hw_counter(a, names[2]);
+	for (i = 0; i < 3; i++) {
+		long long d = after[i] - before[i];
+
+		if (before[i] < 0)
+			continue;
+		EXPECT_EQ(1, d) TH_LOG("%s moved by %lld", names[i], d);
+	}
+	EXPECT_EQ(-1, first_diff(snap_b, b->buf + DST_OFF, 65536))
+		TH_LOG("the refused request changed the target");
+	EXPECT_EQ(-1, first_diff(snap_a, a->buf + SRC_OFF, 65536))
+		TH_LOG("the refused request changed the requester's buffer");
+	free(snap_a);
+	free(snap_b);
+	ibv_dereg_mr(mr);
+	ibv_dealloc_pd(pd2);
+}
+
+/* An R_Key is valid only for QPs of the MR's own PD (IBA 10.6.3). */
+TEST_F(rc, write_rkey_of_another_pd)
+{
+	other_pd_denied(_metadata, self, IBV_WR_RDMA_WRITE);
+}
+
+TEST_F(rc, read_rkey_of_another_pd)
+{
+	other_pd_denied(_metadata, self, IBV_WR_RDMA_READ);
+}
+
+TEST_F(rc, atomic_rkey_of_another_pd)
+{
+	SKIP_NO_ATOMICS(self->a);
+	other_pd_denied(_metadata, self, IBV_WR_ATOMIC_FETCH_AND_ADD);
+}
+
 /*
  * The responder QP is not enabled for the operation (qp_access_flags): an
  * Invalid Request (IBA 9.7.5.1.1 / C9-28 "operation not supported by this
