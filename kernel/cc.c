@@ -27,8 +27,9 @@
  *
  * Pacing: a paced QP may send when now >= next_send; each packet moves
  * next_send by its wire time at Rc.  Credit for time not used (a late
- * timer, an idle moment) is kept up to SROCE_CC_BURST bytes, so the
- * average rate holds even though the pace timer is coarse.  When the
+ * timer, an idle moment) is kept up to SROCE_CC_BURST bytes (a few
+ * packets), so the average rate holds even though the pace timer is
+ * coarse, without a burst that a shallow queue cannot take.  When the
  * requester has to wait, an hrtimer (softirq mode) kicks it at next_send.
  *
  * Locking: cc.lock covers the state; it is taken from the requester
@@ -49,8 +50,14 @@
 #include "sroce.h"
 #include "trace.h"
 
-/* Unused sending time kept as credit, in bytes at the current rate. */
-#define SROCE_CC_BURST		16384
+/*
+ * Unused sending time kept as credit, in bytes at the current rate: about
+ * four packets of 1 KB MTU.  A larger credit lets every sender burst it
+ * into the bottleneck after a stall (a late timer, a preempted guest),
+ * all at once: with 16 KB, two senders overflowed a 64 KB RED queue at
+ * 2 Mbit/s (scripts/cc-bench).
+ */
+#define SROCE_CC_BURST		4096
 
 /* Lazily applied timer periods beyond which the QP is reset/at rest. */
 #define SROCE_CC_MAX_STEPS	256
