@@ -592,6 +592,60 @@ static u8 sroce_resp_read_opcode(struct sroce_responder *resp, u32 psn)
 		      SROCE_OP_RC_RDMA_READ_RESPONSE_MIDDLE;
 }
 
+/*
+ * The stack let go of a READ response skb: a driver or a local receiver
+ * took it (ip_rcv() orphans it), or it was dropped.  A responder waiting
+ * for room continues on the CPU that sent its last responses (see
+ * sroce_resp_schedule()).  The skb held a QP reference, so the QP and its
+ * work item are still there.
+ */
+static void sroce_resp_read_skb_done(struct sk_buff *skb)
+{
+	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
+	struct sroce_responder *resp = &qp->resp;
+
+	if (atomic_dec_return(&resp->read_inflight) <=
+	    SROCE_RESP_READ_INFLIGHT / 2 &&
+	    test_and_clear_bit(0, &resp->read_paced) && !READ_ONCE(resp->dying))
+		mod_delayed_work_on(READ_ONCE(resp->read_cpu), sroce_resp_wq,
+				    &resp->work, 0);
+	sroce_qp_put(qp);
+}
+
+/*
+ * Count @skb in read_inflight until the stack lets go of it.  A zero copy
+ * skb uses destructor_arg itself; responses are built by copying, so the
+ * field is free.  False when the QP is being destroyed (its last
+ * reference is gone): send nothing more.
+ */
+static bool sroce_resp_read_track(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	if (!refcount_inc_not_zero(&qp->ref))
+		return false;
+	atomic_inc(&qp->resp.read_inflight);
+	skb_shinfo(skb)->destructor_arg = qp;
+	skb->destructor = sroce_resp_read_skb_done;
+	return true;
+}
+
+/*
+ * Too many responses on their way: wait until the skb destructor says
+ * half of them are gone.  The bit is set before the second look, and the
+ * destructor decrements before it tests the bit, so one of the two sees
+ * the other.
+ */
+static bool sroce_resp_read_must_wait(struct sroce_responder *resp)
+{
+	if (atomic_read(&resp->read_inflight) < SROCE_RESP_READ_INFLIGHT)
+		return false;
+	set_bit(0, &resp->read_paced);
+	smp_mb__after_atomic();	/* see above */
+	if (atomic_read(&resp->read_inflight) > SROCE_RESP_READ_INFLIGHT / 2)
+		return true;
+	clear_bit(0, &resp->read_paced);
+	return false;
+}
+
 /* Build and send the response at read_psn from @mr (NULL: no payload). */
 static int sroce_resp_read_one(struct sroce_qp *qp, struct sroce_mr *mr)
 {
@@ -603,9 +657,15 @@ static int sroce_resp_read_one(struct sroce_qp *qp, struct sroce_mr *mr)
 	u8 opcode = sroce_resp_read_opcode(resp, psn);
 	struct sk_buff *skb;
 
+	if (sroce_resp_read_must_wait(resp))
+		return -EINPROGRESS;
 	skb = sroce_pkt_alloc(qp, opcode, psn, paylen, 0);
 	if (!skb)
 		return -ENOMEM;
+	if (!sroce_resp_read_track(qp, skb)) {
+		kfree_skb(skb);
+		return -EINPROGRESS;
+	}
 	if (sroce_opcode_has(opcode, SROCE_HDR_AETH))
 		sroce_aeth_set(sroce_pkt_hdr(skb, SROCE_HDR_AETH),
 			       SROCE_AETH_ACK | sroce_resp_credits(qp),
@@ -613,6 +673,7 @@ static int sroce_resp_read_one(struct sroce_qp *qp, struct sroce_mr *mr)
 	if (paylen)
 		sroce_mr_copy(mr, res->va + offset, sroce_pkt_payload(skb),
 			      paylen, SROCE_FROM_MR);
+	resp->read_cpu = smp_processor_id();
 	/*
 	 * A full queue on the way out (the netdev's, or the backlog of a
 	 * local receiver) is backpressure: send this PSN again a little
@@ -625,9 +686,10 @@ static int sroce_resp_read_one(struct sroce_qp *qp, struct sroce_mr *mr)
 /*
  * Send up to @budget responses of the READ in progress.  Returns 0 when
  * it is complete, -EAGAIN when more remain (the work item continues),
- * -ENOMEM or -ENOBUFS when out of memory or queue space (the work item
- * continues after a tick), -EACCES if the memory went away under a replay
- * (fatal).
+ * -EINPROGRESS when enough are on their way (the last skb destructor to
+ * make room continues), -ENOMEM or -ENOBUFS when out of memory or queue
+ * space (the work item continues after a tick), -EACCES if the memory
+ * went away under a replay (fatal).
  */
 static int sroce_resp_read_send(struct sroce_qp *qp, unsigned int budget)
 {
@@ -648,11 +710,11 @@ static int sroce_resp_read_send(struct sroce_qp *qp, unsigned int budget)
 		if (err)
 			break;
 		resp->read_busy = 0;
-		if (resp->read_psn == res->last_psn) {
+		resp->read_psn = sroce_psn_next(resp->read_psn);
+		if (resp->read_psn == sroce_psn_next(res->last_psn)) {
 			resp->read = NULL;
 			break;
 		}
-		resp->read_psn = sroce_psn_next(resp->read_psn);
 		err = -EAGAIN;
 	}
 	if (mr)
@@ -681,13 +743,17 @@ static void sroce_resp_schedule(struct sroce_qp *qp, unsigned long delay)
  * Continue a READ response from the work item: at once when it only went
  * over budget, and also at once after a full transmit queue (-ENOBUFS:
  * the queue drains when bottom halves run, which they do before the work
- * item), unless that keeps happening; a tick later without memory.
+ * item), unless that keeps happening; a tick later without memory.  One
+ * that waits for its responses on their way is continued by the skb
+ * destructor.
  */
 static void sroce_resp_schedule_read(struct sroce_qp *qp, int err)
 {
 	struct sroce_responder *resp = &qp->resp;
 	unsigned long delay = 0;
 
+	if (err == -EINPROGRESS)
+		return;		/* sroce_resp_read_skb_done() continues */
 	if (err == -ENOBUFS) {
 		if (resp->read_busy++ >= SROCE_RESP_BUSY_RETRIES)
 			delay = 1;
@@ -707,6 +773,7 @@ static void sroce_resp_read_start(struct sroce_qp *qp,
 	int err;
 
 	resp->read = res;
+	resp->read_last = res;
 	resp->read_psn = psn;
 	resp->read_first = psn;
 	resp->unacked = 0;	/* a response acknowledges everything before */
@@ -1236,6 +1303,33 @@ static void sroce_resp_work(struct work_struct *work)
 }
 
 /*
+ * A READ request that asks again for responses still on their way: at a
+ * PSN of the READ answered last, no further back from the next response
+ * PSN than the responses not yet let go of (read_inflight, which may
+ * include some of an earlier replay: an overestimate only delays a replay
+ * until the requester asks again).  The requester asks because it was
+ * slow to see them (its probe, or an ACK timeout on a busy host), not
+ * because they were lost: they arrive in order behind its request.
+ * Replaying them would only send them twice, and a replay of hundreds of
+ * responses that are all duplicates takes long enough to make the
+ * requester time out and ask again.
+ */
+static bool sroce_resp_read_in_flight(struct sroce_responder *resp,
+				      struct sk_buff *skb)
+{
+	const struct sroce_resp_res *res = resp->read_last;
+	u32 psn = SROCE_PKT(skb)->psn;
+
+	return res && res->kind == SROCE_OPK_READ_REQ &&
+	       sroce_resp_op(skb)->kind == SROCE_OPK_READ_REQ &&
+	       sroce_psn_in_range(psn, res->first_psn,
+				  sroce_psn_diff(res->first_psn,
+						 res->last_psn) + 1) &&
+	       sroce_psn_diff(psn, resp->read_psn) <=
+	       atomic_read(&resp->read_inflight);
+}
+
+/*
  * A READ request for the READ in progress, at a PSN it already sent, with
  * nothing queued behind it: see sroce_responder_rcv().
  */
@@ -1262,15 +1356,19 @@ void sroce_responder_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 	struct sroce_responder *resp = &qp->resp;
 
 	spin_lock_bh(&resp->lock);
-	if (sroce_resp_read_restarted(resp, skb)) {
+	if (sroce_resp_read_in_flight(resp, skb)) {
+		atomic64_inc(&qp->sdev->stats.resp_read_in_flight);
+		consume_skb(skb);
+	} else if (sroce_resp_read_restarted(resp, skb)) {
 		/*
 		 * The requester asks again for the READ being answered,
-		 * from a PSN we already sent: it lost a response.  What we
-		 * would still send after that gap it drops as out of
-		 * order, so stop and answer the duplicate now (it replays
-		 * from the resource cache); without this a long READ
-		 * (4096 responses at MTU 256) keeps streaming useless
-		 * packets for longer than the requester's ACK timeout.
+		 * from a PSN we sent and it did not get: it lost a
+		 * response.  What we would still send after that gap it
+		 * drops as out of order, so stop and answer the duplicate
+		 * now (it replays from the resource cache, from the PSN
+		 * asked for); without this a long READ (4096 responses at
+		 * MTU 256) keeps streaming useless packets for longer than
+		 * the requester's ACK timeout.
 		 */
 		resp->read = NULL;
 		sroce_resp_packet(qp, skb);
@@ -1326,6 +1424,8 @@ int sroce_responder_reserve(struct sroce_qp *qp, u32 max_dest_rd_atomic)
 			memcpy(res, old, resp->num_res * sizeof(*res));
 		if (resp->read)
 			resp->read = res + (resp->read - old);
+		if (resp->read_last)
+			resp->read_last = res + (resp->read_last - old);
 		resp->res_next = resp->num_res;
 		resp->res = res;
 		WRITE_ONCE(resp->num_res, n);
@@ -1393,6 +1493,7 @@ void sroce_responder_reset(struct sroce_qp *qp)
 	resp->read_busy = 0;
 	resp->have_rwqe = false;
 	resp->read = NULL;
+	resp->read_last = NULL;
 	if (resp->res)
 		memset(resp->res, 0, resp->num_res * sizeof(*resp->res));
 	resp->res_next = 0;
@@ -1426,6 +1527,7 @@ void sroce_responder_cleanup(struct sroce_qp *qp)
 	resp->dying = true;
 	resp->stopped = true;
 	resp->read = NULL;
+	resp->read_last = NULL;
 	__skb_queue_purge(&resp->backlog);
 	spin_unlock_bh(&resp->lock);
 

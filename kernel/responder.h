@@ -52,6 +52,17 @@ struct sroce_rwqe;
  * before the responder waits a tick between tries.
  */
 #define SROCE_RESP_BUSY_RETRIES		4
+/*
+ * READ response packets of one QP that may be on their way out at once:
+ * queued in a qdisc or driver, or in the receive backlog of a local
+ * receiver (loopback, a veth peer), until the stack lets go of the skb
+ * (sroce_resp_read_skb_done()).  At the limit the responder waits until
+ * half of them are gone: the receiver's backlog (netdev_max_backlog, 1000
+ * by default) never fills with one READ's responses, and a requester that
+ * asks again for a response still on its way can be told apart from one
+ * that lost it.
+ */
+#define SROCE_RESP_READ_INFLIGHT	128
 /* Requests held while a long READ response is sent; more are dropped. */
 #define SROCE_RESP_BACKLOG_MAX		512
 /* Acknowledge at least every this many packets, AckReq or not. */
@@ -113,6 +124,10 @@ struct sroce_responder {
 	u32 read_psn;			/* next response PSN */
 	u32 read_first;			/* PSN the current response began at */
 	u32 read_busy;			/* transmit refused since the last send */
+	struct sroce_resp_res *read_last; /* the READ answered last, or NULL */
+	atomic_t read_inflight;		/* response skbs not yet let go of */
+	unsigned long read_paced;	/* bit 0: waits for read_inflight */
+	int read_cpu;			/* the CPU that sent the last response */
 	struct sk_buff_head backlog;	/* unlocked variants, under lock */
 	struct delayed_work work;
 

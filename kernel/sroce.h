@@ -143,6 +143,9 @@ struct sroce_stats {
 	atomic64_t resp_rnr_naks;
 	atomic64_t resp_fatal_naks;
 	atomic64_t resp_duplicates;
+	atomic64_t resp_read_in_flight;	/* a READ asked again for responses
+					 * still on their way: ignored
+					 */
 	atomic64_t resp_bad_key;	/* R_Key or MR check failed: NAKed */
 	atomic64_t resp_no_recv;	/* UC/UD: no receive posted, dropped
 					 * (RC answers with an RNR NAK)

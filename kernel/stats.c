@@ -52,6 +52,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	SROCE_STAT(resp_rnr_naks),
 	SROCE_STAT(resp_fatal_naks),
 	SROCE_STAT(resp_duplicates),
+	SROCE_STAT(resp_read_in_flight),
 	SROCE_STAT(resp_bad_key),
 	SROCE_STAT(resp_no_recv),
 	SROCE_STAT(resp_dropped),
