@@ -384,7 +384,11 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp,
  * (duplicates); PSNs at or past psn_max were never sent (ghosts, e.g.
  * from a previous QP with the same number).
  */
-static bool sroce_comp_accept(struct sroce_qp *qp, u32 psn)
+static void sroce_comp_replay_seen(struct sroce_qp *qp, struct sk_buff *skb,
+				   u32 psn);
+
+static bool sroce_comp_accept(struct sroce_qp *qp, struct sk_buff *skb,
+			      u32 psn)
 {
 	struct sroce_requester *req = &qp->req;
 
@@ -393,10 +397,36 @@ static bool sroce_comp_accept(struct sroce_qp *qp, u32 psn)
 	if (sroce_psn_in_range(psn, qp->comp.psn,
 			       (req->psn_max - qp->comp.psn) & SROCE_PSN_MASK))
 		return true;
-	atomic64_inc(sroce_psn_before(psn, qp->comp.psn) ?
-		     &qp->sdev->stats.comp_duplicates :
-		     &qp->sdev->stats.comp_ghosts);
+	if (sroce_psn_before(psn, qp->comp.psn)) {
+		atomic64_inc(&qp->sdev->stats.comp_duplicates);
+		sroce_comp_replay_seen(qp, skb, psn);
+	} else {
+		atomic64_inc(&qp->sdev->stats.comp_ghosts);
+	}
 	return false;
+}
+
+/*
+ * A READ response before comp.psn for the READ we wait on: the responder
+ * replays it because we asked again while its responses were on their
+ * way (a probe or a timeout that crossed them).  It is alive and works
+ * through the replay towards comp.psn, which takes as long as the
+ * responses we already had: the retransmit timer starts over (the retry
+ * count does not), or a long replay would time out and be asked again.
+ */
+static void sroce_comp_replay_seen(struct sroce_qp *qp, struct sk_buff *skb,
+				   u32 psn)
+{
+	struct sroce_requester *req = &qp->req;
+	struct sroce_swqe *swqe;
+
+	if (req->tail == req->head ||
+	    sroce_opcodes[SROCE_PKT(skb)->opcode].kind != SROCE_OPK_READ_RESP)
+		return;
+	swqe = sroce_req_swqe(qp, req->tail);
+	if (sroce_swqe_is_read(swqe) &&
+	    !sroce_psn_before(psn, swqe->first_psn))
+		sroce_req_alive(qp);
 }
 
 static void sroce_comp_dispatch(struct sroce_qp *qp,
@@ -432,7 +462,7 @@ void sroce_completer_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 	u32 psn = SROCE_PKT(skb)->psn;
 
 	spin_lock_bh(&req->lock);
-	if (qp->ibqp.qp_type == IB_QPT_RC && sroce_comp_accept(qp, psn))
+	if (qp->ibqp.qp_type == IB_QPT_RC && sroce_comp_accept(qp, skb, psn))
 		sroce_comp_dispatch(qp, &ctx, skb, psn);
 	if (ctx.progress && !req->error)
 		sroce_req_acked(qp);

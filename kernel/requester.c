@@ -1169,6 +1169,20 @@ void sroce_req_acked(struct sroce_qp *qp)
 }
 
 /*
+ * The peer shows it is working on what we asked for, without making
+ * progress yet (the completer saw a replayed response): the retransmit
+ * timer measures from now, the retry counters stay.
+ */
+void sroce_req_alive(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	req->probed = false;
+	if (req->timeout && !req->rnr_wait && timer_pending(&req->retrans_timer))
+		sroce_req_mod_retrans(req);
+}
+
+/*
  * First stage of the retransmit timer: resend the packet at comp.psn
  * alone, without moving the send position.  Returns false when there is
  * nothing to probe with (it belongs to a locally failed WQE).
@@ -1192,6 +1206,17 @@ static bool sroce_req_probe(struct sroce_qp *qp)
 	}
 	if (!swqe)
 		return false;
+	/*
+	 * A READ whose responses have begun to arrive is probed with a
+	 * request for its last response only.  A responder still sending
+	 * the rest ignores it (that response is on its way); one that lost
+	 * the tail sends the last response again, and the gap before it
+	 * then shows as out of order (a go-back-N from comp.psn).  A probe
+	 * at comp.psn would instead make a busy responder resend everything
+	 * it had already sent us.
+	 */
+	if (sroce_swqe_is_read(swqe) && psn != swqe->first_psn)
+		psn = swqe->last_psn;
 
 	skb = sroce_req_build(qp, swqe, psn, SROCE_PKT_ACKREQ, &status);
 	if (!skb)

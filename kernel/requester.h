@@ -264,6 +264,7 @@ bool sroce_req_use_retry(struct sroce_qp *qp);
 void sroce_req_lost(struct sroce_qp *qp);
 void sroce_req_rnr_wait(struct sroce_qp *qp, u32 psn, unsigned int timer_code);
 void sroce_req_acked(struct sroce_qp *qp);
+void sroce_req_alive(struct sroce_qp *qp);
 void sroce_req_fail(struct sroce_qp *qp, u32 index, enum ib_wc_status status);
 void sroce_req_run(struct sroce_qp *qp);
 
