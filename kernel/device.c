@@ -315,6 +315,18 @@ static int sroce_check_netdev(struct net_device *ndev)
 	return 0;
 }
 
+/*
+ * xa_init_flags() is inline, so every xarray initialised in this file
+ * would share one lockdep class.  mr_xa's lock is taken only in process
+ * context with BH on (lookups are RCU); qp_xa's and ah_xa's with BH off,
+ * also from the receive softirq.  One class for all three made lockdep
+ * report an inconsistent {SOFTIRQ-ON-W} -> {IN-SOFTIRQ-W} lock state (and
+ * switch itself off) the first time a packet looked up a QP.
+ */
+static struct lock_class_key sroce_mr_xa_key;
+static struct lock_class_key sroce_qp_xa_key;
+static struct lock_class_key sroce_ah_xa_key;
+
 static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 {
 	struct sroce_dev *sdev;
@@ -330,10 +342,13 @@ static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 	 */
 	ib_set_device_ops(ibdev, &sroce_dev_ops);
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	lockdep_set_class(&sdev->mr_xa.xa_lock, &sroce_mr_xa_key);
 	spin_lock_init(&sdev->mw_lock);
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
+	lockdep_set_class(&sdev->qp_xa.xa_lock, &sroce_qp_xa_key);
 	ida_init(&sdev->srq_ida);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
+	lockdep_set_class(&sdev->ah_xa.xa_lock, &sroce_ah_xa_key);
 	spin_lock_init(&sdev->mcg_lock);
 	INIT_LIST_HEAD(&sdev->mcg_list);
 
