@@ -44,22 +44,15 @@
 #include <string>
 #include <vector>
 
+#include "ktap.hpp"
+
 #include "sroce.h" // provider internals: Qp, Cq and their mapped rings
 
 namespace {
 
-int n_tests, n_failed;
-
-void result(bool ok, const std::string &name, const std::string &detail = "")
-{
-	n_tests++;
-	if (!ok)
-		n_failed++;
-	std::printf("%sok %d %s\n", ok ? "" : "not ", n_tests, name.c_str());
-	if (!detail.empty())
-		std::printf("# %s\n", detail.c_str());
-	std::fflush(stdout);
-}
+using ktap::n_failed;
+using ktap::n_tests;
+using ktap::result;
 
 std::string err_str(int e)
 {

@@ -572,6 +572,20 @@ mckey_pair() {
 	return 1
 }
 
+# _perftest_verdict NAME T0 CLIENT_EXIT SERVER_EXIT COMMAND: the KTAP line
+# of a perftest run whose output is in /tmp/pt.srv and /tmp/pt.cli
+_perftest_verdict() {
+	if [[ $3 == 0 && $4 == 0 ]]; then
+		ok "$1$(_slow "$2")"
+		return 0
+	fi
+	not_ok "$1$(_slow "$2")"
+	diag "$5 (client exit $3, server exit $4; 124 = timed out)"
+	diag "server: $(grep -v '^ [A-Z]' /tmp/pt.srv | tail -n 15)"
+	diag "client: $(grep -v '^ [A-Z]' /tmp/pt.cli | tail -n 15)"
+	return 1
+}
+
 # perftest_cm NAME SRV_NS SRV_DEV CLI_NS CLI_DEV SRV_IP PROG ARGS...: perftest over
 # rdma_cm (-R: no TCP side channel) completes
 perftest_cm() {
@@ -583,14 +597,7 @@ perftest_cm() {
 	wait_until 20 _cm_listening $spid
 	in_ns "$cns" timeout 90 "$prog" -d "$cdev" -R -F -p $port "$@" "$sip" > /tmp/pt.cli 2>&1 || crc=$?
 	wait $spid || src=$?
-	if [[ $crc == 0 && $src == 0 ]]; then
-		ok "$name$(_slow "$t0")"
-	else
-		not_ok "$name$(_slow "$t0")"
-		diag "$prog -R $* (client exit $crc, server exit $src; 124 = timed out)"
-		diag "server: $(grep -v '^ [A-Z]' /tmp/pt.srv | tail -n 15)"
-		diag "client: $(grep -v '^ [A-Z]' /tmp/pt.cli | tail -n 15)"
-	fi
+	_perftest_verdict "$name" "$t0" $crc $src "$prog -R $*"
 }
 
 _pt_listening() { [[ -n $(in_ns "$1" ss -Hltn "sport = :$2" 2>/dev/null) ]] || ! kill -0 "$3" 2>/dev/null; }
@@ -610,14 +617,7 @@ perftest_pair() {
 	wait_until 15 _pt_listening "$sns" $port $spid
 	in_ns "$cns" timeout 90 "$prog" -d "$cdev" -x "$cgi" -F -p $port "$@" "${PT_CONNECT:-$sip}" > /tmp/pt.cli 2>&1 || crc=$?
 	wait $spid || src=$?
-	if [[ $crc == 0 && $src == 0 ]]; then
-		ok "$name$(_slow "$t0")"
-	else
-		not_ok "$name$(_slow "$t0")"
-		diag "$prog $* (client exit $crc, server exit $src; 124 = timed out)"
-		diag "server: $(grep -v '^ [A-Z]' /tmp/pt.srv | tail -n 15)"
-		diag "client: $(grep -v '^ [A-Z]' /tmp/pt.cli | tail -n 15)"
-	fi
+	_perftest_verdict "$name" "$t0" $crc $src "$prog $*"
 }
 
 # ------------------------------------------------------------ two guests ----

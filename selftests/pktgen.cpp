@@ -54,6 +54,8 @@
 #include <thread>
 #include <vector>
 
+#include "ktap.hpp"
+
 #include "../kernel/icrc.h"
 #include "../kernel/opcode.h"
 #include "../kernel/wire.h"
@@ -88,8 +90,6 @@ unsigned int time_scale = 1;
 
 /* ---- KTAP ------------------------------------------------------------------ */
 
-int n_tests, n_failed;
-
 void diag(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void diag(const char *fmt, ...)
 {
@@ -102,15 +102,9 @@ void diag(const char *fmt, ...)
 	std::printf("\n");
 }
 
-bool result(bool ok, const std::string &name)
-{
-	n_tests++;
-	if (!ok)
-		n_failed++;
-	std::printf("%sok %d %s\n", ok ? "" : "not ", n_tests, name.c_str());
-	std::fflush(stdout);
-	return ok;
-}
+using ktap::n_failed;
+using ktap::n_tests;
+using ktap::result;
 
 std::uint64_t now_ms()
 {

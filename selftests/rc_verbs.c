@@ -1047,18 +1047,27 @@ TEST_F(rc, state_transitions_all)
 	EXPECT_NO_WC(b);
 }
 
-/* The next async event of S's context within MS: its type, or -1. */
-static int async_event(struct side *s, int ms, struct ibv_qp **qp)
+/* The next async event of S's context within MS, acknowledged: its type, or -1. */
+static int next_async_event(struct side *s, int ms, struct ibv_async_event *out)
 {
 	struct pollfd p = { .fd = s->ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
-	int type;
 
 	if (poll(&p, 1, ms) != 1 || ibv_get_async_event(s->ctx, &ev))
 		return -1;
-	type = ev.event_type;
-	*qp = ev.element.qp;
+	*out = ev;
 	ibv_ack_async_event(&ev);
+	return out->event_type;
+}
+
+/* The next async event within MS: its type, or -1; *QP its QP. */
+static int async_event(struct side *s, int ms, struct ibv_qp **qp)
+{
+	struct ibv_async_event ev;
+	int type = next_async_event(s, ms, &ev);
+
+	if (type >= 0)
+		*qp = ev.element.qp;
 	return type;
 }
 
@@ -1994,18 +2003,14 @@ static int srq_post(struct ibv_srq *srq, struct side *s, uint64_t id, uint32_t o
 	return ibv_post_srq_recv(srq, &wr, &bad);
 }
 
-/* The next async event of S's context within MS: its type, or -1; *SRQ its SRQ. */
+/* The next async event within MS: its type, or -1; *SRQ its SRQ. */
 static int srq_event(struct side *s, int ms, struct ibv_srq **srq)
 {
-	struct pollfd p = { .fd = s->ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ev;
-	int type;
+	int type = next_async_event(s, ms, &ev);
 
-	if (poll(&p, 1, ms) != 1 || ibv_get_async_event(s->ctx, &ev))
-		return -1;
-	type = ev.event_type;
-	*srq = ev.element.srq;
-	ibv_ack_async_event(&ev);
+	if (type >= 0)
+		*srq = ev.element.srq;
 	return type;
 }
 
