@@ -1449,6 +1449,30 @@ int main(int argc, char **argv)
 	bool armed = true;
 	for (pair &p : rnds)
 		armed &= arm(p, false);
+	/*
+	 * Every fourth packet goes to a UD QP, a UC QP or QP1 (the kernel's
+	 * GSI QP) instead; half of those at the UD QP are UD SENDs with a
+	 * DETH (the right Q_Key half of the time), so that they get past the
+	 * opcode check into the datagram path.  Their receives are reposted
+	 * as they complete.
+	 */
+	constexpr std::uint32_t STORM_QKEY = 0x22220000;
+	half sud = {}, suc = {};
+	bool others = half_open_type(sud, &a, a.pd, IBV_QPT_UD) &&
+		      half_open_type(suc, &a, a.pd, IBV_QPT_UC) && !ud_to_rts(sud, STORM_QKEY) &&
+		      !uc_to_rtr(suc, 0x124, b.gid, static_cast<ibv_mtu>(a.port.active_mtu));
+	for (unsigned int i = 0; others && i < 16; i++)
+		others = post_recv_at(sud, (i % 4) * 8192, 8192) && post_recv_at(suc, 32768 + (i % 4) * 8192, 8192);
+	result(others, "random storm: UD and UC target QPs ready, receives posted");
+	unsigned long reposted = 0;
+	auto repost = [&](half &h) {
+		ibv_wc wc[16];
+		int n;
+
+		while ((n = ibv_poll_cq(h.cq, 16, wc)) > 0)
+			for (int j = 0; j < n; j++, reposted++)
+				others &= post_recv_at(h, wc[j].wr_id, 8192);
+	};
 	Bytes by_snap(bystander.a.buf, bystander.a.buf + BUF_SZ);
 	Bytes valid_snap(valid.a.buf, valid.a.buf + BUF_SZ);
 	Counters before = counters();
@@ -1461,6 +1485,25 @@ int main(int argc, char **argv)
 		p = fz.next();
 		if (p.qpn == bystander.a.qp->qp_num || p.qpn == live.a.qp->qp_num)
 			p.qpn = fz.target->a.qp->qp_num;
+		if (others && i % 4 == 3) {
+			switch (fz.r(3)) {
+			case 0:
+				p.qpn = sud.qp->qp_num;
+				if (fz.chance(50)) {
+					p.opcode = SROCE_OP_UD_SEND_ONLY;
+					p.ext.clear();
+					put_be(p.ext, fz.chance(50) ? STORM_QKEY : fz.rng(), 4);
+					put_be(p.ext, fz.r(SROCE_QPN_MASK + 1), 4);
+				}
+				break;
+			case 1:
+				p.qpn = suc.qp->qp_num;
+				break;
+			default:
+				p.qpn = 1;
+				break;
+			}
+		}
 		if (!send_pkt(p)) {
 			arrived = false;
 			break;
@@ -1471,6 +1514,10 @@ int main(int argc, char **argv)
 			for (pair &r : rnds)
 				if (qp_state(r.a.qp) == IBV_QPS_ERR)
 					armed &= arm(r, true);
+			if (others) {
+				repost(sud);
+				repost(suc);
+			}
 		}
 	}
 	arrived = arrived && wait_rx(before, static_cast<std::int64_t>(count));
@@ -1501,6 +1548,38 @@ int main(int argc, char **argv)
 		       " is RTS or ERR (" + state_str(st) + ")");
 	}
 
+	if (others) {
+		repost(sud);
+		repost(suc);
+	}
+	result(others && qp_state(sud.qp) == IBV_QPS_RTS && qp_state(suc.qp) == IBV_QPS_RTS,
+	       "random storm: the UD and UC targets are still RTS (" + std::to_string(reposted) +
+	       " receives completed and reposted)");
+	if (others) {
+		/* The UD target still takes a correct datagram, byte for byte. */
+		pkt k;
+		ibv_wc wc = {};
+
+		k.opcode = SROCE_OP_UD_SEND_ONLY;
+		k.qpn = sud.qp->qp_num;
+		k.psn = 0x42;
+		k.ackreq = false;
+		put_be(k.ext, STORM_QKEY, 4);
+		put_be(k.ext, 0x77, 4);
+		for (unsigned int i = 0; i < 200; i++)
+			k.payload.push_back(static_cast<std::uint8_t>(i * 7 + 3));
+		bool got = send_pkt(k);
+		std::uint64_t end = now_ms() + WAIT_MS;
+
+		/* skip completions of storm datagrams still in the CQ */
+		while (got && (got = poll_one(sud.cq, wc)) && wc.src_qp != 0x77 && now_ms() < end)
+			others &= post_recv_at(sud, wc.wr_id, 8192);
+		got = got && wc.status == IBV_WC_SUCCESS && wc.byte_len == 240 && wc.src_qp == 0x77;
+		for (unsigned int i = 0; got && i < 200; i++)
+			got = sud.buf[wc.wr_id + 40 + i] == static_cast<std::uint8_t>(i * 7 + 3);
+		result(got, "random storm: the UD target then delivers a correct datagram, 200 bytes verified");
+	}
+
 	/* ---- afterwards ------------------------------------------------------------------ */
 	result(qp_state(bystander.a.qp) == IBV_QPS_RTS && qp_state(bystander.b.qp) == IBV_QPS_RTS,
 	       "bystander pair still RTS");
@@ -1527,6 +1606,8 @@ int main(int argc, char **argv)
 		close_half(p.a);
 		close_half(p.b);
 	}
+	close_half(sud);
+	close_half(suc);
 	down &= !ibv_dealloc_pd(pd2);
 	for (side *s : { &a, &b })
 		down &= !ibv_dealloc_pd(s->pd) && !ibv_close_device(s->ctx);
