@@ -45,6 +45,15 @@ void sroce_qp_put(struct sroce_qp *qp)
 		complete(&qp->released);
 }
 
+int sroce_qp_packet_mtu(const struct sroce_qp *qp)
+{
+	enum ib_qp_type type = qp->ibqp.qp_type;
+
+	if (type == IB_QPT_UD || type == IB_QPT_GSI)
+		return ib_mtu_enum_to_int(sroce_active_mtu(READ_ONCE(qp->sdev->ndev->mtu)));
+	return ib_mtu_enum_to_int(qp->attr.path_mtu);
+}
+
 struct ib_qp *sroce_qp_ibqp(struct sroce_dev *sdev, u32 qpn)
 {
 	struct sroce_qp *qp = xa_load(&sdev->qp_xa, qpn);

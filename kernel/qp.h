@@ -120,6 +120,12 @@ int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
 void sroce_qp_put(struct sroce_qp *qp);
 
+/*
+ * Payload bytes per packet, for the requester and the responder alike: UD
+ * has no path, so the port's MTU; connected QPs their path MTU.
+ */
+int sroce_qp_packet_mtu(const struct sroce_qp *qp);
+
 /* Kernel CQ polling: the ib_qp of a QP number, no reference taken. */
 struct ib_qp *sroce_qp_ibqp(struct sroce_dev *sdev, u32 qpn);
 

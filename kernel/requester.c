@@ -1498,11 +1498,7 @@ void sroce_requester_start(struct sroce_qp *qp)
 	}
 	req->draining = false;		/* SQD -> RTS */
 	req->drain_notify = false;
-	/* UD has no path: its messages are bounded by the port's MTU. */
-	if (sroce_qp_is_ud(qp))
-		mtu = ib_mtu_enum_to_int(sroce_active_mtu(READ_ONCE(qp->sdev->ndev->mtu)));
-	else
-		mtu = ib_mtu_enum_to_int(attr->path_mtu);
+	mtu = sroce_qp_packet_mtu(qp);
 	req->mtu = mtu > 0 ? mtu : 256;	/* qp.c validates; be safe */
 	/*
 	 * With 0 no READ or atomic could ever start and the QP would hang;

@@ -1447,14 +1447,8 @@ void sroce_responder_start(struct sroce_qp *qp)
 	const struct ib_qp_attr *attr = &qp->attr;
 	int mtu;
 
-	/*
-	 * UD has no path: a message may be as long as the port's MTU, as on
-	 * the sending side (sroce_requester_start()); a longer one is dropped.
-	 */
-	if (sroce_resp_is_ud(qp))
-		mtu = ib_mtu_enum_to_int(sroce_active_mtu(READ_ONCE(qp->sdev->ndev->mtu)));
-	else
-		mtu = ib_mtu_enum_to_int(attr->path_mtu);
+	/* As on the sending side: a longer UD message is dropped. */
+	mtu = sroce_qp_packet_mtu(qp);
 
 	spin_lock_bh(&resp->lock);
 	if (!resp->started) {
