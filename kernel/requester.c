@@ -665,7 +665,9 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
  * tail losses (the last packets of a burst, an ACK, a NAK, or the one
  * resend after a NAK, which the responder does not NAK twice) in a
  * fraction of the timeout, and costs one duplicate packet when nothing
- * was lost.  Only the full timeout counts against retry_cnt.
+ * was lost.  Its answer moves comp.psn; whatever is still outstanding
+ * after that was dropped in the silence and is resent at once
+ * (sroce_req_acked()).  Only the full timeout counts against retry_cnt.
  */
 static unsigned long sroce_req_probe_delay(const struct sroce_requester *req)
 {
@@ -1158,8 +1160,22 @@ void sroce_req_acked(struct sroce_qp *qp)
 			    SROCE_REQ_MAX_UNACKED);
 	req->acked_psn = comp_psn;
 
-	if (sroce_psn_before(req->psn, comp_psn))
+	if (sroce_psn_before(req->psn, comp_psn)) {
 		sroce_req_send_from(qp, comp_psn);
+	} else if (req->probed && !req->rnr_wait && comp_psn != req->psn_max) {
+		/*
+		 * The probe was answered and more is outstanding: what we
+		 * sent after the probed PSN got no answer in all that
+		 * silence, so the peer dropped it (it NAKs a gap once, and
+		 * that NAK, or the resend it asked for, was lost).  Resend
+		 * it now: waiting for the next probe would recover one PSN
+		 * per probe delay.
+		 */
+		trace_sroce_retransmit(&qp->ibqp, comp_psn, req->psn_max,
+				       "probe_answered");
+		sroce_req_lost(qp);
+		sroce_req_send_from(qp, comp_psn);
+	}
 
 	req->probed = false;
 	if (comp_psn == req->psn_max)
@@ -1227,6 +1243,7 @@ static bool sroce_req_probe(struct sroce_qp *qp)
 	}
 	trace_sroce_retransmit(&qp->ibqp, psn, sroce_psn_next(psn), "probe");
 	atomic64_inc(&qp->sdev->stats.req_retransmits);
+	atomic64_inc(&qp->sdev->stats.req_probes);
 	sroce_pkt_send(qp, skb);
 	return true;
 }
@@ -1251,6 +1268,12 @@ static void sroce_req_handle_timeout(struct sroce_qp *qp)
 
 	if (!req->probed && sroce_req_probe_delay(req) < req->timeout) {
 		req->probed = true;
+		/*
+		 * Silence: the go-back-N under way, if any, is not coming
+		 * through.  A gap the probe's answer shows (a READ's last
+		 * response after lost ones) must start a new one.
+		 */
+		qp->comp.retry_started = false;
 		if (sroce_req_probe(qp)) {
 			mod_timer(&req->retrans_timer, jiffies + req->timeout -
 				  sroce_req_probe_delay(req));

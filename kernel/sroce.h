@@ -126,6 +126,7 @@ struct sroce_stats {
 	/* requester.c */
 	atomic64_t req_retransmits;
 	atomic64_t req_timeouts;
+	atomic64_t req_probes;		/* first stage of the retransmit timer */
 	atomic64_t req_retry_exceeded;
 	atomic64_t req_rnr_retry_exceeded;
 	/* cc.c */

@@ -38,6 +38,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	SROCE_STAT(tx_cnp),
 	SROCE_STAT(req_retransmits),
 	SROCE_STAT(req_timeouts),
+	SROCE_STAT(req_probes),
 	SROCE_STAT(req_retry_exceeded),
 	SROCE_STAT(req_rnr_retry_exceeded),
 	SROCE_STAT(cc_rate_cuts),

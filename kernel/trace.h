@@ -141,7 +141,7 @@ TRACE_EVENT(sroce_qp_state,
  * sroce_retransmit: the requester goes back to @psn and will resend every
  * PSN up to @psn_max (exclusive) that is still unacknowledged.  @reason
  * is a string literal: "timeout", "seq_nak", "rnr_nak", "out_of_order",
- * "probe".
+ * "probe", "probe_answered" (the probe's answer left PSNs unanswered).
  */
 TRACE_EVENT(sroce_retransmit,
 	TP_PROTO(const struct ib_qp *ibqp, u32 psn, u32 psn_max,
