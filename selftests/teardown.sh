@@ -17,6 +17,8 @@
 #
 #   TEARDOWN_ITERS   iterations per way (default 2, 1 on the debug kernel;
 #                    SELFTEST_LONG=1: 50)
+#   TEARDOWN_WAYS    the ways to run, from "link netdev netns rmmod kill"
+#                    (the default: all of them)
 
 . "$(dirname "$0")/lib.sh"
 
@@ -27,6 +29,11 @@ export RDMAV_DRIVERS=$lib
 
 iters=${TEARDOWN_ITERS:-$(debug_size 2 1)}
 [[ ${SELFTEST_LONG:-0} == 1 ]] && iters=${TEARDOWN_ITERS:-50}
+ways=${TEARDOWN_WAYS:-link netdev netns rmmod kill}
+for w in $ways; do
+	[[ " link netdev netns rmmod kill " == *" $w "* ]] ||
+		{ echo "TEARDOWN_WAYS: unknown way '$w' (link netdev netns rmmod kill)" >&2; exit 1; }
+done
 NS_C=sroce_c
 pids=()
 
@@ -128,7 +135,7 @@ way() {
 	readd || { echo "re-adding the device failed"; return 1; }
 }
 
-for w in link netdev netns rmmod kill; do
+for w in $ways; do
 	t0=$EPOCHREALTIME fails=0 msg=
 	for ((i = 1; i <= iters; i++)); do
 		if ! msg=$(way $w 2>&1); then
@@ -155,7 +162,7 @@ check_eq "no QP, CQ, MR or PD left on $DEV_A/$DEV_B" "" \
 check_eq "module reference count back to $refcnt0 (module reloaded by rmmod way)" "$refcnt0" "$(< /sys/module/sroce/refcnt)"
 check "a fresh ibv_rc_pingpong moves checked data" \
 	pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 20 -s 65536 -c
-diag "slab: $slab0 KiB at the start, $(slab_total) KiB at the end"
+diag "slab: $slab0 KiB at the start, $(slab_total) KiB at the end; module refcnt $refcnt0 -> $(< /sys/module/sroce/refcnt)"
 topo_cleanup
 ip netns del $NS_C 2>/dev/null
 check "rmmod sroce at the end" rmmod sroce
