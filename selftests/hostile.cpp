@@ -40,8 +40,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
 #include <functional>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ktap.hpp"
@@ -706,6 +709,141 @@ void sq_full_of_garbage()
 	pair_destroy(p, name);
 }
 
+/*
+ * A second thread rewrites a posted WQE while the kernel consumes it.  The
+ * slot holds a good WRITE (64 bytes of the send buffer to the receive
+ * buffer) and the thread keeps storing hostile versions of single fields
+ * into it and the good values back: an SGE in the canary page, another
+ * PD's lkey, a 2^31-byte SGE, num_sge 33, opcode 0x7f, a remote address
+ * across the MR's end, another PD's rkey.  Whatever mix of the two the
+ * kernel sees, it must see one: it copies the slot once and validates the
+ * copy.  So each WQE completes either as the good WRITE (exactly its 64
+ * bytes placed) or with an error status one of the hostile fields earns,
+ * and no canary, the other PD's MR or the rest of the receive buffer
+ * changes.  A QP that failed is replaced by a fresh pair.
+ */
+void concurrent_rewrite_case()
+{
+	const std::string name = "SQ: WQE rewritten by another thread while consumed";
+	constexpr int ROUNDS = 200;
+	constexpr uint32_t LEN = 64;
+	const uint64_t good_raddr = reinterpret_cast<uintptr_t>(recvbuf);
+	int n_ok = 0, n_err = 0, rounds = 0;
+	std::string bad;
+	Pair p;
+
+	/*
+	 * The rewriter runs for the whole case, rewriting the slot @target
+	 * points at; @m is held for each pass, so once @target is cleared
+	 * and @m taken, it no longer touches the slot.
+	 */
+	std::atomic<sroce_send_wqe *> target{nullptr};
+	std::atomic<unsigned long> passes{0};
+	std::atomic<bool> quit{false};
+	std::mutex m;
+	auto st = [](auto *f, auto v) { __atomic_store_n(f, v, __ATOMIC_RELAXED); };
+	std::thread rewriter([&] {
+		for (unsigned int i = 0; !quit.load(std::memory_order_relaxed); i++) {
+			std::lock_guard<std::mutex> g(m);
+			sroce_send_wqe *sw = target.load(std::memory_order_relaxed);
+
+			if (!sw)
+				continue;
+			auto *ss = reinterpret_cast<sroce_sge *>(sw + 1);
+			switch (i % 7) {
+			case 0: st(&ss->addr, uint64_t(reinterpret_cast<uintptr_t>(region + 64))); break;
+			case 1: st(&ss->lkey, mr_pd2->lkey); break;
+			case 2: st(&ss->length, 0x80000000u); break;
+			case 3: st(&sw->num_sge, uint8_t(33)); break;
+			case 4: st(&sw->opcode, uint8_t(0x7f)); break;
+			case 5: st(&sw->wr.rdma.remote_addr, good_raddr + pg - LEN / 2); break;
+			case 6: st(&sw->wr.rdma.rkey, mr_pd2->rkey); break;
+			}
+			st(&ss->addr, uint64_t(reinterpret_cast<uintptr_t>(sendbuf)));
+			st(&ss->lkey, mr->lkey);
+			st(&ss->length, LEN);
+			st(&sw->num_sge, uint8_t(1));
+			st(&sw->opcode, uint8_t(IB_UVERBS_WR_RDMA_WRITE));
+			st(&sw->wr.rdma.remote_addr, good_raddr);
+			st(&sw->wr.rdma.rkey, mr->rkey);
+			passes.fetch_add(1, std::memory_order_relaxed);
+		}
+	});
+
+	for (; rounds < ROUNDS && bad.empty(); rounds++) {
+		if (!p.a && !pair_make(p, name))
+			break;
+		sroce_send_wqe w = default_send(0x7000 + rounds);
+		w.opcode = IB_UVERBS_WR_RDMA_WRITE;
+		w.wr.rdma.remote_addr = good_raddr;
+		w.wr.rdma.rkey = mr->rkey;
+		sroce_sge sge = ssge(sendbuf, LEN, mr->lkey);
+		auto &r = sq_ring(p.a);
+		auto *slot = static_cast<sroce_send_wqe *>(r.slot(r.header()->producer));
+
+		sq_publish(p.a, w, &sge, sizeof(sge));
+		/* the doorbell rings while the rewriter is busy with the slot */
+		unsigned long p0 = passes.load();
+		target.store(slot);
+		while (passes.load() < p0 + 3)
+			;
+		int db = raw_post_send(p.a->handle);
+		ibv_wc wc = {};
+		bool got = !db && poll1(p.cqa, wc, 3000);
+
+		target.store(nullptr);
+		{
+			std::lock_guard<std::mutex> g(m);
+		}
+		if (db) {
+			bad = "doorbell " + err_str(db);
+			break;
+		}
+		if (!got) {
+			bad = fmt("round %d: no completion", rounds);
+			break;
+		}
+		if (wc.wr_id != w.wr_id) {
+			bad = fmt("round %d: %s, want wr_id %" PRIu64, rounds, wc_str(wc).c_str(),
+				  static_cast<uint64_t>(w.wr_id));
+			break;
+		}
+		switch (wc.status) {
+		case IBV_WC_SUCCESS:
+			n_ok++;
+			if (std::memcmp(recvbuf, sendbuf, LEN))
+				bad = fmt("round %d: WRITE completed, the 64 bytes differ", rounds);
+			/* the rest of the receive buffer is checked below */
+			std::memset(recvbuf, RECV_FILL, LEN);
+			break;
+		case IBV_WC_LOC_PROT_ERR:
+		case IBV_WC_LOC_LEN_ERR:
+		case IBV_WC_LOC_QP_OP_ERR:
+		case IBV_WC_REM_ACCESS_ERR:
+			n_err++;
+			/* the QP is in ERR: a fresh pair for the next round */
+			pair_destroy(p, name);
+			break;
+		default:
+			bad = fmt("round %d: status %s, which no version of the WQE earns", rounds,
+				  ibv_wc_status_str(wc.status));
+			break;
+		}
+		if (bad.empty() && !memory_damage().empty())
+			bad = fmt("round %d: %s", rounds, memory_damage().c_str());
+	}
+	quit = true;
+	rewriter.join();
+	result(bad.empty(), name + fmt(": %d rounds, %d good WRITEs, %d errors", rounds, n_ok, n_err), bad);
+	/* With a second CPU the race goes both ways; one CPU may never interleave. */
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		result(n_ok > 0 && n_err > 0, name + ": both outcomes seen",
+		       fmt("%d good, %d errors", n_ok, n_err));
+	if (p.a)
+		pair_destroy(p, name);
+	check_memory(name);
+}
+
 /* ---- receive queue garbage --------------------------------------------- */
 
 /*
@@ -1216,6 +1354,7 @@ int main(int argc, char **argv)
 	sq_index_case("SQ: producer index 2^31 ahead", [](uint32_t) { return 0x80000000u; });
 	sq_index_case("SQ: producer index 1 behind the consumer", [](uint32_t) { return ~0u; });
 	sq_full_of_garbage();
+	concurrent_rewrite_case();
 	recv_cases();
 	cq_consumer_case();
 	command_cases();
