@@ -204,6 +204,8 @@ struct pair {
 
 constexpr std::uint32_t START_PSN = 0x100;
 unsigned int path_mtu = 1024;
+/* The UD and UC targets: UC WRITEs land in their buffer. */
+constexpr int UDUC_ACCESS = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 constexpr int ALL_ACCESS = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			   IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 
@@ -228,8 +230,14 @@ bool side_open(side &s)
 	return s.pd;
 }
 
-bool half_open(half &h, side *s, ibv_pd *pd, int access)
+/*
+ * A QP of @type on @s with its own buffer, MR (@access) and CQ: RC for the
+ * pairs (the buffer filled with a pattern, every send signaled), UD or UC
+ * for the targets of the UD/UC/GSI cases (the buffer zeroed, small queues).
+ */
+bool half_open(half &h, side *s, ibv_pd *pd, int access, ibv_qp_type type = IBV_QPT_RC)
 {
+	const bool rc = type == IBV_QPT_RC;
 	ibv_qp_init_attr ia = {};
 
 	h.s = s;
@@ -238,23 +246,23 @@ bool half_open(half &h, side *s, ibv_pd *pd, int access)
 	if (!h.buf)
 		return false;
 	for (unsigned int i = 0; i < BUF_SZ; i++)
-		h.buf[i] = static_cast<std::uint8_t>(i * 7 + 3);
+		h.buf[i] = rc ? static_cast<std::uint8_t>(i * 7 + 3) : 0;
 	h.mr = ibv_reg_mr(pd, h.buf, BUF_SZ, access);
-	h.cq = ibv_create_cq(s->ctx, 256, nullptr, nullptr, 0);
-	if (!h.cq)
+	h.cq = ibv_create_cq(s->ctx, rc ? 256 : 64, nullptr, nullptr, 0);
+	if (!h.mr || !h.cq) {
+		diag("%s: reg_mr/create_cq: %s", s->name, std::strerror(errno));
 		return false;
+	}
 	ia.send_cq = h.cq;
 	ia.recv_cq = h.cq;
-	ia.qp_type = IBV_QPT_RC;
-	ia.sq_sig_all = 1;
-	ia.cap.max_send_wr = 64;
-	ia.cap.max_recv_wr = 64;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
+	ia.qp_type = type;
+	ia.sq_sig_all = rc;
+	ia.cap = rc ? ibv_qp_cap{ 64, 64, 1, 1, 0 } : ibv_qp_cap{ 4, 16, 1, 1, 0 };
 	h.qp = ibv_create_qp(pd, &ia);
-	if (!h.mr || !h.qp)
-		diag("%s: reg_mr/create_qp: %s", s->name, std::strerror(errno));
-	return h.mr && h.qp;
+	if (!h.qp)
+		diag("%s: create %s QP: %s", s->name, rc ? "RC" : type == IBV_QPT_UD ? "UD" : "UC",
+		     std::strerror(errno));
+	return h.qp;
 }
 
 int to_rts(half &h, std::uint32_t dqpn, const union ibv_gid &dgid, enum ibv_mtu mtu)
@@ -311,32 +319,6 @@ bool pair_open(pair &p, const char *label, side &a, side &b, ibv_pd *a_pd)
 	p.a_epsn = START_PSN;
 	p.b_sq_psn = START_PSN;
 	return true;
-}
-
-/* A UD or UC QP on @s (the targets of the UD/UC/GSI cases). */
-bool half_open_type(half &h, side *s, ibv_pd *pd, ibv_qp_type type)
-{
-	ibv_qp_init_attr ia = {};
-
-	h.s = s;
-	h.pd = pd;
-	h.buf = static_cast<std::uint8_t *>(aligned_alloc(4096, BUF_SZ));
-	if (!h.buf)
-		return false;
-	std::memset(h.buf, 0, BUF_SZ);
-	h.mr = ibv_reg_mr(pd, h.buf, BUF_SZ, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	h.cq = ibv_create_cq(s->ctx, 64, nullptr, nullptr, 0);
-	if (!h.mr || !h.cq)
-		return false;
-	ia.send_cq = h.cq;
-	ia.recv_cq = h.cq;
-	ia.qp_type = type;
-	ia.cap = { 4, 16, 1, 1, 0 };
-	h.qp = ibv_create_qp(pd, &ia);
-	if (!h.qp)
-		diag("%s: create %s QP: %s", s->name, type == IBV_QPT_UD ? "UD" : "UC",
-		     std::strerror(errno));
-	return h.qp;
 }
 
 int ud_to_rts(half &h, std::uint32_t qkey)
@@ -1267,8 +1249,8 @@ int main(int argc, char **argv)
 	{
 		constexpr std::uint32_t UD_QKEY = 0x11110000, GSI_QKEY = 0x80010000;
 		half ud = {}, uc = {};
-		bool ok = half_open_type(ud, &a, a.pd, IBV_QPT_UD) &&
-			  half_open_type(uc, &a, a.pd, IBV_QPT_UC) && !ud_to_rts(ud, UD_QKEY) &&
+		bool ok = half_open(ud, &a, a.pd, UDUC_ACCESS, IBV_QPT_UD) &&
+			  half_open(uc, &a, a.pd, UDUC_ACCESS, IBV_QPT_UC) && !ud_to_rts(ud, UD_QKEY) &&
 			  !uc_to_rtr(uc, 0x123, b.gid, static_cast<ibv_mtu>(a.port.active_mtu));
 		for (unsigned int i = 0; ok && i < 16; i++)
 			ok = post_recv_at(ud, (i % 4) * 8192, 8192) && post_recv_at(uc, 32768 + (i % 4) * 8192, 8192);
@@ -1458,8 +1440,8 @@ int main(int argc, char **argv)
 	 */
 	constexpr std::uint32_t STORM_QKEY = 0x22220000;
 	half sud = {}, suc = {};
-	bool others = half_open_type(sud, &a, a.pd, IBV_QPT_UD) &&
-		      half_open_type(suc, &a, a.pd, IBV_QPT_UC) && !ud_to_rts(sud, STORM_QKEY) &&
+	bool others = half_open(sud, &a, a.pd, UDUC_ACCESS, IBV_QPT_UD) &&
+		      half_open(suc, &a, a.pd, UDUC_ACCESS, IBV_QPT_UC) && !ud_to_rts(sud, STORM_QKEY) &&
 		      !uc_to_rtr(suc, 0x124, b.gid, static_cast<ibv_mtu>(a.port.active_mtu));
 	for (unsigned int i = 0; others && i < 16; i++)
 		others = post_recv_at(sud, (i % 4) * 8192, 8192) && post_recv_at(suc, 32768 + (i % 4) * 8192, 8192);
