@@ -221,7 +221,9 @@ static bool sroce_cc_line_paced(const struct sroce_cc_params *p)
 
 static bool sroce_cc_qp_connected(const struct sroce_qp *qp)
 {
-	return qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC;
+	return qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_INI ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_TGT;
 }
 
 static enum hrtimer_restart sroce_cc_pace_expired(struct hrtimer *timer)

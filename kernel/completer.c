@@ -462,7 +462,7 @@ void sroce_completer_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 	u32 psn = SROCE_PKT(skb)->psn;
 
 	spin_lock_bh(&req->lock);
-	if (qp->ibqp.qp_type == IB_QPT_RC && sroce_comp_accept(qp, skb, psn))
+	if (sroce_qp_is_reliable(qp) && sroce_comp_accept(qp, skb, psn))
 		sroce_comp_dispatch(qp, &ctx, skb, psn);
 	if (ctx.progress && !req->error)
 		sroce_req_acked(qp);

@@ -145,6 +145,8 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!xa_empty(&sdev->qp_xa));
 	xa_destroy(&sdev->qp_xa);
 	ida_destroy(&sdev->srq_ida);
+	WARN_ON(!xa_empty(&sdev->xrc_srq_xa));
+	xa_destroy(&sdev->xrc_srq_xa);
 	WARN_ON(!xa_empty(&sdev->ah_xa));
 	xa_destroy(&sdev->ah_xa);
 	sroce_mcast_cleanup(sdev);
@@ -185,6 +187,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_mw = sroce_alloc_mw,
 	.alloc_pd = sroce_alloc_pd,
 	.alloc_ucontext = sroce_alloc_ucontext,
+	.alloc_xrcd = sroce_alloc_xrcd,
 	.attach_mcast = sroce_attach_mcast,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
@@ -195,6 +198,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.dealloc_mw = sroce_dealloc_mw,
 	.dealloc_pd = sroce_dealloc_pd,
 	.dealloc_ucontext = sroce_dealloc_ucontext,
+	.dealloc_xrcd = sroce_dealloc_xrcd,
 	.dereg_mr = sroce_dereg_mr,
 	.destroy_ah = sroce_destroy_ah,
 	.destroy_cq = sroce_destroy_cq,
@@ -237,6 +241,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, sroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, sroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, sroce_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, sroce_xrcd, ibxrcd),
 };
 
 static void sroce_init_attr(struct sroce_dev *sdev)
@@ -262,7 +267,9 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 				 IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 /* Memory windows, type 1 and 2B (mw.c). */
 				 IB_DEVICE_MEM_WINDOW |
-				 IB_DEVICE_MEM_WINDOW_TYPE_2B;
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
+				 /* XRC domains, SRQs and QPs (xrcd.c). */
+				 IB_DEVICE_XRC;
 	attr->max_mw = min_t(u32, max_mr, SROCE_MAX_MR); /* shared with MRs */
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FRMR_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
@@ -318,13 +325,14 @@ static int sroce_check_netdev(struct net_device *ndev)
 /*
  * xa_init_flags() is inline, so every xarray initialised in this file
  * would share one lockdep class.  mr_xa's lock is taken only in process
- * context with BH on (lookups are RCU); qp_xa's and ah_xa's with BH off,
- * also from the receive softirq.  One class for all three made lockdep
+ * context with BH on (lookups are RCU); qp_xa's, ah_xa's and
+ * xrc_srq_xa's with BH off, also from the receive softirq.  One class for all three made lockdep
  * report an inconsistent {SOFTIRQ-ON-W} -> {IN-SOFTIRQ-W} lock state (and
  * switch itself off) the first time a packet looked up a QP.
  */
 static struct lock_class_key sroce_mr_xa_key;
 static struct lock_class_key sroce_qp_xa_key;
+static struct lock_class_key sroce_xrc_srq_xa_key;
 static struct lock_class_key sroce_ah_xa_key;
 
 static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
@@ -347,6 +355,8 @@ static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->qp_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	lockdep_set_class(&sdev->qp_xa.xa_lock, &sroce_qp_xa_key);
 	ida_init(&sdev->srq_ida);
+	xa_init_flags(&sdev->xrc_srq_xa, XA_FLAGS_LOCK_BH);
+	lockdep_set_class(&sdev->xrc_srq_xa.xa_lock, &sroce_xrc_srq_xa_key);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
 	lockdep_set_class(&sdev->ah_xa.xa_lock, &sroce_ah_xa_key);
 	spin_lock_init(&sdev->mcg_lock);

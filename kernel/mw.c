@@ -157,7 +157,7 @@ int sroce_key_invalidate(struct sroce_qp *qp, u32 key, bool remote)
 		return -EINVAL;
 	if (win->type != SROCE_MR_MW) {
 		sroce_mr_put(win);
-		return sroce_mr_invalidate(sdev, qp->ibqp.pd, key);
+		return sroce_mr_invalidate(sdev, sroce_qp_pd(qp), key);
 	}
 	/*
 	 * Only a bound type 2 window of the QP's PD; from the wire, only
@@ -165,7 +165,7 @@ int sroce_key_invalidate(struct sroce_qp *qp, u32 key, bool remote)
 	 */
 	spin_lock_bh(&sdev->mw_lock);
 	if (win->mw_type == 2 && win->valid && win->key == key &&
-	    win->ibmr.pd == qp->ibqp.pd &&
+	    win->ibmr.pd == sroce_qp_pd(qp) &&
 	    (!remote || win->mw_qpn == qp->ibqp.qp_num)) {
 		sroce_mw_unbind_locked(win);
 		err = 0;
@@ -183,7 +183,7 @@ static struct sroce_mr *sroce_mw_resolve(struct sroce_qp *qp,
 	struct sroce_mr *mr = NULL;
 
 	spin_lock_bh(&qp->sdev->mw_lock);
-	if (!win->valid || win->ibmr.pd != qp->ibqp.pd ||
+	if (!win->valid || win->ibmr.pd != sroce_qp_pd(qp) ||
 	    (win->mw_type == 2 && win->mw_qpn != qp->ibqp.qp_num) ||
 	    (win->access & access) != access)
 		goto out;
@@ -212,7 +212,7 @@ struct sroce_mr *sroce_rkey_get(struct sroce_qp *qp, u32 rkey, u64 va,
 		sroce_mr_put(mr);
 		return target;
 	}
-	if (sroce_mr_check(mr, qp->ibqp.pd, va, len, access)) {
+	if (sroce_mr_check(mr, sroce_qp_pd(qp), va, len, access)) {
 		sroce_mr_put(mr);
 		return NULL;
 	}

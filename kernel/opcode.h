@@ -27,8 +27,11 @@
  *           transport, the top three bits, must stay the same); 0 for
  *           packets that end a message
  *
- * Not (yet) supported, and therefore invalid: RD (0x40-0x5f), XRC
- * (0xa0-0xbf), IBTA 1.5 FLUSH (0x1c) and ATOMIC WRITE (0x1d).
+ * XRC (0xa0-0xb7) is RC with an XRCETH after the BTH of every request:
+ * requests go to XRC target QPs, responses to XRC initiator QPs.
+ *
+ * Not (yet) supported, and therefore invalid: RD (0x40-0x5f), IBTA 1.5
+ * FLUSH (0x1c, 0xbc) and ATOMIC WRITE (0x1d, 0xbd).
  */
 #ifndef SROCE_OPCODE_H
 #define SROCE_OPCODE_H
@@ -39,11 +42,12 @@
 
 /*
  * Extension headers in the order they appear after the BTH (IBTA vol 1
- * 9.2: DETH before ImmDt; RETH before ImmDt; AETH before AtomicAckETH).
+ * 9.2: DETH or XRCETH first; RETH before ImmDt; AETH before AtomicAckETH).
  * Offsets are derived from this order, never written per opcode.
  */
 enum sroce_hdr {
 	SROCE_HDR_DETH,
+	SROCE_HDR_XRCETH,
 	SROCE_HDR_RETH,
 	SROCE_HDR_ATMETH,
 	SROCE_HDR_AETH,
@@ -56,6 +60,7 @@ enum sroce_hdr {
 
 #define SROCE_HDRM(h)		(1U << (h))
 #define SROCE_HDRM_DETH		SROCE_HDRM(SROCE_HDR_DETH)
+#define SROCE_HDRM_XRCETH	SROCE_HDRM(SROCE_HDR_XRCETH)
 #define SROCE_HDRM_RETH		SROCE_HDRM(SROCE_HDR_RETH)
 #define SROCE_HDRM_ATMETH	SROCE_HDRM(SROCE_HDR_ATMETH)
 #define SROCE_HDRM_AETH		SROCE_HDRM(SROCE_HDR_AETH)
@@ -68,6 +73,7 @@ enum sroce_hdr {
 #define SROCE__HDR_PART(m, h, k, len)	((m) & (SROCE_HDRM(h) - 1) & SROCE_HDRM(k) ? (len) : 0)
 #define SROCE_HDRS_LEN_BEFORE(m, h)					\
 	(SROCE__HDR_PART(m, h, SROCE_HDR_DETH, SROCE_DETH_LEN) +	\
+	 SROCE__HDR_PART(m, h, SROCE_HDR_XRCETH, SROCE_XRCETH_LEN) +	\
 	 SROCE__HDR_PART(m, h, SROCE_HDR_RETH, SROCE_RETH_LEN) +	\
 	 SROCE__HDR_PART(m, h, SROCE_HDR_ATMETH, SROCE_ATMETH_LEN) +	\
 	 SROCE__HDR_PART(m, h, SROCE_HDR_AETH, SROCE_AETH_LEN) +	\
@@ -83,8 +89,8 @@ enum sroce_hdr {
 /* BTH plus all extension headers: where the payload starts. */
 #define SROCE_HDRS_LEN(m)	(SROCE_BTH_LEN + SROCE_HDRS_LEN_BEFORE(m, SROCE_HDR_COUNT))
 
-/* The longest transport header: BTH + AtomicETH. */
-#define SROCE_MAX_HDR_LEN	(SROCE_BTH_LEN + SROCE_ATMETH_LEN)
+/* The longest transport header: BTH + XRCETH + AtomicETH. */
+#define SROCE_MAX_HDR_LEN	(SROCE_BTH_LEN + SROCE_XRCETH_LEN + SROCE_ATMETH_LEN)
 
 /* Position of the packet in its message. */
 #define SROCE_OPF_FIRST		0x0001
@@ -116,7 +122,10 @@ enum sroce_op_kind {
 #define SROCE_QPT_RC		0x01
 #define SROCE_QPT_UC		0x02
 #define SROCE_QPT_UD		0x04	/* also the GSI QP */
-#define SROCE_QPT_ANY		(SROCE_QPT_RC | SROCE_QPT_UC | SROCE_QPT_UD)
+#define SROCE_QPT_XRC_INI	0x08	/* XRC initiator: sends requests */
+#define SROCE_QPT_XRC_TGT	0x10	/* XRC target: receives them */
+#define SROCE_QPT_ANY		(SROCE_QPT_RC | SROCE_QPT_UC | SROCE_QPT_UD | \
+				 SROCE_QPT_XRC_INI | SROCE_QPT_XRC_TGT)
 
 /* Opcode values (IBTA vol 1 table 38; CNP: annex A17.9.3). */
 enum sroce_opcode {
@@ -161,7 +170,46 @@ enum sroce_opcode {
 	SROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE		= 0x65,
 
 	SROCE_OP_CNP					= 0x81,
+
+	SROCE_OP_XRC_SEND_FIRST				= 0xa0,
+	SROCE_OP_XRC_SEND_MIDDLE			= 0xa1,
+	SROCE_OP_XRC_SEND_LAST				= 0xa2,
+	SROCE_OP_XRC_SEND_LAST_WITH_IMMEDIATE		= 0xa3,
+	SROCE_OP_XRC_SEND_ONLY				= 0xa4,
+	SROCE_OP_XRC_SEND_ONLY_WITH_IMMEDIATE		= 0xa5,
+	SROCE_OP_XRC_RDMA_WRITE_FIRST			= 0xa6,
+	SROCE_OP_XRC_RDMA_WRITE_MIDDLE			= 0xa7,
+	SROCE_OP_XRC_RDMA_WRITE_LAST			= 0xa8,
+	SROCE_OP_XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE	= 0xa9,
+	SROCE_OP_XRC_RDMA_WRITE_ONLY			= 0xaa,
+	SROCE_OP_XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE	= 0xab,
+	SROCE_OP_XRC_RDMA_READ_REQUEST			= 0xac,
+	SROCE_OP_XRC_RDMA_READ_RESPONSE_FIRST		= 0xad,
+	SROCE_OP_XRC_RDMA_READ_RESPONSE_MIDDLE		= 0xae,
+	SROCE_OP_XRC_RDMA_READ_RESPONSE_LAST		= 0xaf,
+	SROCE_OP_XRC_RDMA_READ_RESPONSE_ONLY		= 0xb0,
+	SROCE_OP_XRC_ACKNOWLEDGE			= 0xb1,
+	SROCE_OP_XRC_ATOMIC_ACKNOWLEDGE			= 0xb2,
+	SROCE_OP_XRC_COMPARE_SWAP			= 0xb3,
+	SROCE_OP_XRC_FETCH_ADD				= 0xb4,
+	SROCE_OP_XRC_SEND_LAST_WITH_INVALIDATE		= 0xb6,
+	SROCE_OP_XRC_SEND_ONLY_WITH_INVALIDATE		= 0xb7,
 };
+
+/*
+ * The transport is the top three bits of an opcode; RC, UC and XRC share
+ * the operation in the low five (UC has a subset of them).
+ */
+#define SROCE_OP_TRANSPORT_MASK	0xe0
+#define SROCE_OP_TRANSPORT_RC	0x00
+#define SROCE_OP_TRANSPORT_UC	0x20
+#define SROCE_OP_TRANSPORT_XRC	0xa0
+
+/* The RC opcode of the same operation as an RC, UC or XRC @opcode. */
+static inline __u8 sroce_opcode_rc(__u8 opcode)
+{
+	return opcode & ~SROCE_OP_TRANSPORT_MASK;
+}
 
 #define SROCE_OPBIT(op)		(1U << ((op) & 0x1f))
 
@@ -353,6 +401,99 @@ enum sroce_opcode {
 			 SROCE_HDRM_DETH | SROCE_HDRM_IMMDT,				\
 			 SROCE__SEND_ONLY,						\
 			 SROCE_OPK_SEND, 0)						\
+	/* XRC: RC with an XRCETH in requests */					\
+	SROCE_OPCODE_ROW(XRC_SEND_FIRST, SROCE_QPT_XRC_TGT,				\
+			 SROCE_HDRM_XRCETH,						\
+			 SROCE__SEND_FIRST,						\
+			 SROCE_OPK_SEND, SROCE_NEXT_SEND_RC)				\
+	SROCE_OPCODE_ROW(XRC_SEND_MIDDLE, SROCE_QPT_XRC_TGT,				\
+			 SROCE_HDRM_XRCETH,						\
+			 SROCE__SEND_MIDDLE,						\
+			 SROCE_OPK_SEND, SROCE_NEXT_SEND_RC)				\
+	SROCE_OPCODE_ROW(XRC_SEND_LAST, SROCE_QPT_XRC_TGT,				\
+			 SROCE_HDRM_XRCETH,						\
+			 SROCE__SEND_LAST,						\
+			 SROCE_OPK_SEND, 0)						\
+	SROCE_OPCODE_ROW(XRC_SEND_LAST_WITH_IMMEDIATE, SROCE_QPT_XRC_TGT,		\
+			 SROCE_HDRM_XRCETH | SROCE_HDRM_IMMDT,				\
+			 SROCE__SEND_LAST,						\
+			 SROCE_OPK_SEND, 0)						\
+	SROCE_OPCODE_ROW(XRC_SEND_ONLY, SROCE_QPT_XRC_TGT,				\
+			 SROCE_HDRM_XRCETH,						\
+			 SROCE__SEND_ONLY,						\
+			 SROCE_OPK_SEND, 0)						\
+	SROCE_OPCODE_ROW(XRC_SEND_ONLY_WITH_IMMEDIATE, SROCE_QPT_XRC_TGT,		\
+			 SROCE_HDRM_XRCETH | SROCE_HDRM_IMMDT,				\
+			 SROCE__SEND_ONLY,						\
+			 SROCE_OPK_SEND, 0)						\
+	SROCE_OPCODE_ROW(XRC_RDMA_WRITE_FIRST, SROCE_QPT_XRC_TGT,			\
+			 SROCE_HDRM_XRCETH | SROCE_HDRM_RETH,				\
+			 SROCE__WRITE_FIRST,						\
+			 SROCE_OPK_WRITE, SROCE_NEXT_WRITE)				\
+	SROCE_OPCODE_ROW(XRC_RDMA_WRITE_MIDDLE, SROCE_QPT_XRC_TGT,			\
+			 SROCE_HDRM_XRCETH,						\
+			 SROCE__WRITE_MIDDLE,						\
+			 SROCE_OPK_WRITE, SROCE_NEXT_WRITE)				\
+	SROCE_OPCODE_ROW(XRC_RDMA_WRITE_LAST, SROCE_QPT_XRC_TGT,			\
+			 SROCE_HDRM_XRCETH,						\
+			 SROCE__WRITE_LAST,						\
+			 SROCE_OPK_WRITE, 0)						\
+	SROCE_OPCODE_ROW(XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE, SROCE_QPT_XRC_TGT,		\
+			 SROCE_HDRM_XRCETH | SROCE_HDRM_IMMDT,				\
+			 SROCE__WRITE_LAST_IMM,						\
+			 SROCE_OPK_WRITE, 0)						\
+	SROCE_OPCODE_ROW(XRC_RDMA_WRITE_ONLY, SROCE_QPT_XRC_TGT,			\
+			 SROCE_HDRM_XRCETH | SROCE_HDRM_RETH,				\
+			 SROCE__WRITE_ONLY,						\
+			 SROCE_OPK_WRITE, 0)						\
+	SROCE_OPCODE_ROW(XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, SROCE_QPT_XRC_TGT,		\
+			 SROCE_HDRM_XRCETH | SROCE_HDRM_RETH | SROCE_HDRM_IMMDT,	\
+			 SROCE__WRITE_ONLY_IMM,						\
+			 SROCE_OPK_WRITE, 0)						\
+	SROCE_OPCODE_ROW(XRC_RDMA_READ_REQUEST, SROCE_QPT_XRC_TGT,			\
+			 SROCE_HDRM_XRCETH | SROCE_HDRM_RETH,				\
+			 SROCE_OPF_ONLY | SROCE_OPF_REQ,				\
+			 SROCE_OPK_READ_REQ, 0)						\
+	SROCE_OPCODE_ROW(XRC_RDMA_READ_RESPONSE_FIRST, SROCE_QPT_XRC_INI,		\
+			 SROCE_HDRM_AETH,						\
+			 SROCE__READ_RESP(SROCE_OPF_FIRST),				\
+			 SROCE_OPK_READ_RESP, SROCE_NEXT_READ_RESP)			\
+	SROCE_OPCODE_ROW(XRC_RDMA_READ_RESPONSE_MIDDLE, SROCE_QPT_XRC_INI,		\
+			 0,								\
+			 SROCE__READ_RESP(SROCE_OPF_MIDDLE),				\
+			 SROCE_OPK_READ_RESP, SROCE_NEXT_READ_RESP)			\
+	SROCE_OPCODE_ROW(XRC_RDMA_READ_RESPONSE_LAST, SROCE_QPT_XRC_INI,		\
+			 SROCE_HDRM_AETH,						\
+			 SROCE__READ_RESP(SROCE_OPF_LAST),				\
+			 SROCE_OPK_READ_RESP, 0)					\
+	SROCE_OPCODE_ROW(XRC_RDMA_READ_RESPONSE_ONLY, SROCE_QPT_XRC_INI,		\
+			 SROCE_HDRM_AETH,						\
+			 SROCE__READ_RESP(SROCE_OPF_ONLY),				\
+			 SROCE_OPK_READ_RESP, 0)					\
+	SROCE_OPCODE_ROW(XRC_ACKNOWLEDGE, SROCE_QPT_XRC_INI,				\
+			 SROCE_HDRM_AETH,						\
+			 SROCE_OPF_ONLY | SROCE_OPF_RESP,				\
+			 SROCE_OPK_ACK, 0)						\
+	SROCE_OPCODE_ROW(XRC_ATOMIC_ACKNOWLEDGE, SROCE_QPT_XRC_INI,			\
+			 SROCE_HDRM_AETH | SROCE_HDRM_ATMACK,				\
+			 SROCE_OPF_ONLY | SROCE_OPF_RESP,				\
+			 SROCE_OPK_ATOMIC_ACK, 0)					\
+	SROCE_OPCODE_ROW(XRC_COMPARE_SWAP, SROCE_QPT_XRC_TGT,				\
+			 SROCE_HDRM_XRCETH | SROCE_HDRM_ATMETH,				\
+			 SROCE_OPF_ONLY | SROCE_OPF_REQ,				\
+			 SROCE_OPK_ATOMIC, 0)						\
+	SROCE_OPCODE_ROW(XRC_FETCH_ADD, SROCE_QPT_XRC_TGT,				\
+			 SROCE_HDRM_XRCETH | SROCE_HDRM_ATMETH,				\
+			 SROCE_OPF_ONLY | SROCE_OPF_REQ,				\
+			 SROCE_OPK_ATOMIC, 0)						\
+	SROCE_OPCODE_ROW(XRC_SEND_LAST_WITH_INVALIDATE, SROCE_QPT_XRC_TGT,		\
+			 SROCE_HDRM_XRCETH | SROCE_HDRM_IETH,				\
+			 SROCE__SEND_LAST,						\
+			 SROCE_OPK_SEND, 0)						\
+	SROCE_OPCODE_ROW(XRC_SEND_ONLY_WITH_INVALIDATE, SROCE_QPT_XRC_TGT,		\
+			 SROCE_HDRM_XRCETH | SROCE_HDRM_IETH,				\
+			 SROCE__SEND_ONLY,						\
+			 SROCE_OPK_SEND, 0)						\
 	/* RoCEv2 congestion notification (annex A17.9.3) */				\
 	SROCE_OPCODE_ROW(CNP, SROCE_QPT_ANY,					\
 			 SROCE_HDRM_CNP,						\
@@ -382,6 +523,7 @@ struct sroce_opcode_info {
 		.hdr_len = SROCE_HDRS_LEN(_hdrs),			\
 		.offset = {						\
 			SROCE_HDR_OFFSET(_hdrs, SROCE_HDR_DETH),	\
+			SROCE_HDR_OFFSET(_hdrs, SROCE_HDR_XRCETH),	\
 			SROCE_HDR_OFFSET(_hdrs, SROCE_HDR_RETH),	\
 			SROCE_HDR_OFFSET(_hdrs, SROCE_HDR_ATMETH),	\
 			SROCE_HDR_OFFSET(_hdrs, SROCE_HDR_AETH),	\

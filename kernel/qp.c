@@ -67,8 +67,27 @@ struct ib_qp *sroce_qp_ibqp(struct sroce_dev *sdev, u32 qpn)
  * A QP's receives come from its own RQ ring or from its SRQ.  The RQ is
  * consumed only when the WQE completes (fetch peeks); an SRQ WQE is taken
  * at fetch, because other QPs consume the same ring, and then belongs to
- * this QP (srq_held) until it completes or is flushed.
+ * this QP (srq_held) until it completes or is flushed.  An XRC target QP
+ * takes it from the XRC SRQ of the request (resp.xsrq) and completes it
+ * on that SRQ's CQ (xrc_srq remembers which).
  */
+
+static struct sroce_srq *sroce_rq_srq(struct sroce_qp *qp)
+{
+	if (qp->ibqp.srq)
+		return to_ssrq(qp->ibqp.srq);
+	if (qp->resp.xsrq)
+		return to_ssrq(qp->resp.xsrq);
+	return NULL;
+}
+
+/* Where receive completions go; NULL: an XRC target QP holding no WQE. */
+static struct sroce_cq *sroce_rq_cq(struct sroce_qp *qp)
+{
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return qp->xrc_srq ? to_scq(qp->xrc_srq->ibsrq.ext.cq) : NULL;
+	return to_scq(qp->ibqp.recv_cq);
+}
 
 static void sroce_rq_consume_locked(struct sroce_qp *qp)
 {
@@ -78,7 +97,7 @@ static void sroce_rq_consume_locked(struct sroce_qp *qp)
 
 static void sroce_rq_flush_locked(struct sroce_qp *qp)
 {
-	struct sroce_cq *cq = to_scq(qp->ibqp.recv_cq);
+	struct sroce_cq *cq = sroce_rq_cq(qp);
 	struct ib_uverbs_wc wc = {
 		.status = IB_WC_WR_FLUSH_ERR,
 		.opcode = IB_WC_RECV,
@@ -90,8 +109,10 @@ static void sroce_rq_flush_locked(struct sroce_qp *qp)
 	if (qp->srq_held) {
 		/* WQEs still in the SRQ stay there for the other QPs. */
 		qp->srq_held = false;
+		qp->xrc_srq = NULL;
 		wc.wr_id = qp->srq_wr_id;
-		sroce_cq_post(cq, &wc, false);
+		if (cq)
+			sroce_cq_post(cq, &wc, false);
 	}
 	if (!sroce_ring_present(&qp->rq))
 		return;
@@ -144,22 +165,27 @@ static void sroce_rq_flush(struct sroce_qp *qp)
 
 static int sroce_rq_fetch_locked(struct sroce_qp *qp, struct sroce_rwqe *rwqe)
 {
+	struct sroce_srq *srq = sroce_rq_srq(qp);
 	u32 n;
 	int err;
 
 	if (qp->rq_flushing)
 		return -ESHUTDOWN;
 
-	if (qp->ibqp.srq) {
+	if (srq) {
 		if (WARN_ON_ONCE(qp->srq_held))
 			return -EIO;
-		err = sroce_srq_take(to_ssrq(qp->ibqp.srq), rwqe);
+		err = sroce_srq_take(srq, rwqe);
 		if (!err || err == -EINVAL) {
 			qp->srq_held = true;
 			qp->srq_wr_id = rwqe->wr_id;
+			if (!qp->ibqp.srq)
+				qp->xrc_srq = srq;
 		}
 		return err;
 	}
+	if (!sroce_ring_present(&qp->rq))
+		return -EIO;	/* an XRC target QP outside a request */
 
 	n = sroce_ring_published(&qp->rq, qp->rq_tail);
 	if (n == U32_MAX)
@@ -183,15 +209,18 @@ int sroce_rq_fetch(struct sroce_qp *qp, struct sroce_rwqe *rwqe)
 void sroce_rq_complete(struct sroce_qp *qp, const struct ib_uverbs_wc *wc,
 		       bool solicited)
 {
-	struct sroce_cq *cq = to_scq(qp->ibqp.recv_cq);
+	struct sroce_cq *cq;
 	u32 n;
 
 	spin_lock_bh(&qp->rq_lock);
-	/* A flush may have completed the WQE already. */
-	if (qp->ibqp.srq) {
+	cq = sroce_rq_cq(qp);
+	/* A flush (or the XRC SRQ's destroy) may have completed it already. */
+	if (qp->ibqp.srq || qp->ibqp.qp_type == IB_QPT_XRC_TGT) {
 		if (qp->srq_held) {
 			qp->srq_held = false;
-			sroce_cq_post(cq, wc, solicited);
+			qp->xrc_srq = NULL;
+			if (cq)
+				sroce_cq_post(cq, wc, solicited);
 		}
 	} else if (!qp->rq_flushing) {
 		n = sroce_ring_published(&qp->rq, qp->rq_tail);
@@ -309,6 +338,7 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	}
 	qp->rq_flushing = false;
 	qp->srq_held = false;
+	qp->xrc_srq = NULL;
 	sroce_rq_set_flags(qp, 0);
 	spin_unlock_bh(&qp->rq_lock);
 
@@ -491,6 +521,7 @@ int sroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->send_cq = ibqp->send_cq;
 	init->recv_cq = ibqp->recv_cq;
 	init->srq = ibqp->srq;
+	init->xrcd = ibqp->xrcd;
 	init->cap = qp->cap;
 	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
 	init->qp_type = ibqp->qp_type;
@@ -534,8 +565,13 @@ static int sroce_qp_alloc_rings(struct sroce_qp *qp,
 	if (err)
 		return err;
 
-	/* With an SRQ there is no RQ: rq stays absent, its info zero. */
-	if (!init->srq) {
+	/*
+	 * With an SRQ there is no RQ, nor on either half of XRC (the
+	 * initiator receives nothing, the target uses XRC SRQs): rq stays
+	 * absent, its info zero.
+	 */
+	if (!init->srq && init->qp_type != IB_QPT_XRC_INI &&
+	    init->qp_type != IB_QPT_XRC_TGT) {
 		rq_slot = sroce_slot_size(sizeof(struct sroce_recv_wqe),
 					  cap->max_recv_sge *
 					  sizeof(struct sroce_sge));
@@ -562,13 +598,61 @@ static int sroce_qp_alloc_rings(struct sroce_qp *qp,
 }
 
 /*
- * The QP types the datapath implements: RC, UC, UD and GSI (QP1, a UD QP
- * with the fixed number 1 that the RDMA core's MAD layer creates).
+ * The QP types the datapath implements: RC, UC, UD, GSI (QP1, a UD QP
+ * with the fixed number 1 that the RDMA core's MAD layer creates) and
+ * the two halves of XRC.
  */
 static bool sroce_qp_type_supported(enum ib_qp_type type)
 {
 	return type == IB_QPT_RC || type == IB_QPT_UC || type == IB_QPT_UD ||
-	       type == IB_QPT_GSI;
+	       type == IB_QPT_GSI || type == IB_QPT_XRC_INI ||
+	       type == IB_QPT_XRC_TGT;
+}
+
+/*
+ * XRC: the core creates target QPs itself (no udata: no rings to map)
+ * and checks their domain.  A kernel initiator could not name the remote
+ * SRQ (ib_send_wr has no field for it), so only userspace gets one.
+ */
+static int sroce_qp_check_xrc(const struct ib_qp_init_attr *init,
+			      struct ib_udata *udata)
+{
+	if (init->qp_type == IB_QPT_XRC_TGT)
+		return init->xrcd ? 0 : -EINVAL;
+	if (init->qp_type == IB_QPT_XRC_INI)
+		return udata ? 0 : -EOPNOTSUPP;
+	return 0;
+}
+
+void sroce_qp_xrc_srq_gone(struct sroce_dev *sdev, struct sroce_srq *srq)
+{
+	struct ib_uverbs_wc wc = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+	};
+	unsigned long index;
+	struct sroce_qp *qp;
+
+	xa_lock_bh(&sdev->qp_xa);
+	xa_for_each(&sdev->qp_xa, index, qp) {
+		if (qp->ibqp.qp_type != IB_QPT_XRC_TGT ||
+		    READ_ONCE(qp->xrc_srq) != srq ||
+		    !refcount_inc_not_zero(&qp->ref))
+			continue;
+		xa_unlock_bh(&sdev->qp_xa);
+		spin_lock_bh(&qp->rq_lock);
+		if (qp->xrc_srq == srq && qp->srq_held) {
+			qp->srq_held = false;
+			qp->xrc_srq = NULL;
+			wc.wr_id = qp->srq_wr_id;
+			wc.qp_num = qp->ibqp.qp_num;
+			sroce_cq_post(to_scq(srq->ibsrq.ext.cq), &wc, false);
+		}
+		sroce_rq_unlock(qp);
+		sroce_qp_put(qp);
+		xa_lock_bh(&sdev->qp_xa);
+	}
+	xa_unlock_bh(&sdev->qp_xa);
 }
 
 /* GSI is QP1 of the port (one per device); others come from the xarray. */
@@ -606,6 +690,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return -EINVAL;
 	if (init->create_flags)
 		return -EOPNOTSUPP;
+	err = sroce_qp_check_xrc(init, udata);
+	if (err)
+		return err;
 	err = sroce_qp_check_cap(init);
 	if (err)
 		return err;
@@ -813,8 +900,9 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
+	/* An XRC target QP has nothing to send (IBA 10.2.5). */
 	if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
-	    state == IB_QPS_RTR) {
+	    state == IB_QPS_RTR || ibqp->qp_type == IB_QPT_XRC_TGT) {
 		if (bad_wr)
 			*bad_wr = wr;
 		return -EINVAL;

@@ -10,6 +10,15 @@
  * work) and then frees the rings.  The CQs, PD and SRQ outlive the QP (the
  * core counts their users).
  *
+ * XRC (IBA 9.3.5, 10.2.5).  An XRC initiator QP (IB_QPT_XRC_INI) is the
+ * requester half of an RC QP: a send queue, no receive queue, and every
+ * request names the XRC SRQ it is for (sroce_send_wqe.xrc_srqn, sent in
+ * the XRCETH).  An XRC target QP (IB_QPT_XRC_TGT) is the responder half:
+ * the core creates it without udata, in an XRC domain and without PD,
+ * CQs or queues; each request takes its receive WQE from the SRQ its
+ * XRCETH names, which must be an XRC SRQ of the same domain, and the
+ * SRQ's PD governs the request's memory accesses (sroce_qp_pd()).
+ *
  * Locks, outermost first:
  *   modify_mutex  modify_qp, query_qp, destroy against each other
  *   state_lock    qp->state (and qp->attr when the datapath reads a
@@ -31,6 +40,7 @@
 
 #include "cc.h"
 #include "completer.h"
+#include "opcode.h"
 #include "requester.h"
 #include "responder.h"
 #include "ring.h"
@@ -91,6 +101,7 @@ struct sroce_qp {
 	bool rq_flushing;		/* in error: no more receives */
 	bool srq_held;			/* took an SRQ WQE, not completed */
 	u64 srq_wr_id;			/* ... its wr_id, for the flush */
+	struct sroce_srq *xrc_srq;	/* XRC target: ... and its SRQ */
 	unsigned long rq_pending;	/* SROCE_RQ_* bits */
 
 	struct sroce_cc_qp cc;		/* congestion control (cc.h) */
@@ -125,6 +136,49 @@ void sroce_qp_put(struct sroce_qp *qp);
  * has no path, so the port's MTU; connected QPs their path MTU.
  */
 int sroce_qp_packet_mtu(const struct sroce_qp *qp);
+
+/* RC, and the two halves of it that XRC QPs are: acknowledged, in order. */
+static inline bool sroce_qp_is_reliable(const struct sroce_qp *qp)
+{
+	enum ib_qp_type type = qp->ibqp.qp_type;
+
+	return type == IB_QPT_RC || type == IB_QPT_XRC_INI ||
+	       type == IB_QPT_XRC_TGT;
+}
+
+/* The opcode of this QP's transport for the RC opcode @rc_opcode. */
+static inline u8 sroce_qp_opcode(const struct sroce_qp *qp, u8 rc_opcode)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_UC:
+		return rc_opcode | SROCE_OP_TRANSPORT_UC;
+	case IB_QPT_XRC_INI:
+	case IB_QPT_XRC_TGT:
+		return rc_opcode | SROCE_OP_TRANSPORT_XRC;
+	default:
+		return rc_opcode;
+	}
+}
+
+/*
+ * The PD that memory accesses of the QP's requests are checked against:
+ * the QP's own, except on an XRC target QP, which has none: there it is
+ * the PD of the XRC SRQ the request being executed named (the responder
+ * sets resp.xsrq for that time), and none (NULL: no access) otherwise.
+ */
+static inline struct ib_pd *sroce_qp_pd(const struct sroce_qp *qp)
+{
+	if (qp->ibqp.qp_type == IB_QPT_XRC_TGT)
+		return qp->resp.xsrq ? qp->resp.xsrq->pd : NULL;
+	return qp->ibqp.pd;
+}
+
+/*
+ * XRC SRQ @srq is being destroyed and the receive path no longer finds
+ * it: complete the WQEs of it that target QPs hold, with a flush error.
+ */
+struct sroce_srq;
+void sroce_qp_xrc_srq_gone(struct sroce_dev *sdev, struct sroce_srq *srq);
 
 /* Kernel CQ polling: the ib_qp of a QP number, no reference taken. */
 struct ib_qp *sroce_qp_ibqp(struct sroce_dev *sdev, u32 qpn);

@@ -183,6 +183,10 @@ static u8 sroce_qp_type_bit(enum ib_qp_type type)
 	case IB_QPT_UD:
 	case IB_QPT_GSI:
 		return SROCE_QPT_UD;
+	case IB_QPT_XRC_INI:
+		return SROCE_QPT_XRC_INI;
+	case IB_QPT_XRC_TGT:
+		return SROCE_QPT_XRC_TGT;
 	default:
 		return 0;
 	}
@@ -233,7 +237,7 @@ static enum sroce_rx_drop sroce_rx_check_qp(struct sroce_qp *qp,
 		return SROCE_RX_BAD_QP_TYPE;
 	if (!sroce_rx_state_ok(sroce_qp_state(qp), request))
 		return SROCE_RX_BAD_STATE;
-	if ((qp->ibqp.qp_type == IB_QPT_RC || qp->ibqp.qp_type == IB_QPT_UC) &&
+	if ((sroce_qp_is_reliable(qp) || qp->ibqp.qp_type == IB_QPT_UC) &&
 	    !sroce_av_match(&qp->av, skb))
 		return SROCE_RX_BAD_ADDR;
 	if (!sroce_rx_pkey_ok(sroce_pkt_bth(skb)))

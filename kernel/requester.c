@@ -115,6 +115,9 @@ struct sroce_swqe *sroce_req_swqe(struct sroce_qp *qp, u32 index)
 /* May a QP of @type carry @opcode (the transports of IBA table 38)? */
 static bool sroce_swqe_opcode_ok(enum ib_qp_type type, u8 opcode)
 {
+	/* An XRC initiator sends what RC sends, to an XRC SRQ. */
+	if (type == IB_QPT_XRC_INI)
+		type = IB_QPT_RC;
 	switch (opcode) {
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
@@ -176,6 +179,7 @@ static enum ib_wc_status sroce_swqe_copy_fixed(struct sroce_qp *qp,
 	swqe->ah_num = wqe->wr.ud.ah_num;
 	swqe->remote_qpn = wqe->wr.ud.remote_qpn & SROCE_QPN_MASK;
 	swqe->remote_qkey = wqe->wr.ud.remote_qkey;
+	swqe->xrc_srqn = wqe->xrc_srqn & SROCE_QPN_MASK;
 	if (swqe->opcode == IB_WR_REG_MR ||
 	    swqe->opcode == IB_UVERBS_WR_BIND_MW) {
 		swqe->reg.flags = wqe->wr.bind_mw.bind_flags;
@@ -346,7 +350,7 @@ static u32 sroce_swqe_npkts(const struct sroce_swqe *swqe, u32 mtu)
 
 /*
  * The packet opcodes of each WQE opcode by position in the message, as
- * data: RC values; UC ones differ only in the transport bits.
+ * data: RC values; UC and XRC ones differ only in the transport bits.
  */
 struct sroce_req_ops {
 	u8 first, middle, last, only;
@@ -383,8 +387,6 @@ static const struct sroce_req_ops sroce_req_ops[] = {
 		SROCE_REQ_OPS(FETCH_ADD, FETCH_ADD, FETCH_ADD, FETCH_ADD),
 };
 
-#define SROCE_OP_TRANSPORT_UC	(SROCE_OP_UC_SEND_FIRST - SROCE_OP_RC_SEND_FIRST)
-
 static bool sroce_qp_is_ud(const struct sroce_qp *qp)
 {
 	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
@@ -406,9 +408,7 @@ static u8 sroce_req_opcode(struct sroce_qp *qp, const struct sroce_swqe *swqe,
 		op = last ? ops->only : ops->first;
 	else
 		op = last ? ops->last : ops->middle;
-	if (qp->ibqp.qp_type == IB_QPT_UC)
-		op += SROCE_OP_TRANSPORT_UC;
-	return op;
+	return sroce_qp_opcode(qp, op);
 }
 
 /* Where a packet at @psn of @swqe sits, derived from the PSN alone. */
@@ -493,6 +493,9 @@ static void sroce_req_fill_hdrs(struct sroce_qp *qp, struct sk_buff *skb,
 {
 	if (sroce_opcode_has(opcode, SROCE_HDR_DETH))
 		sroce_req_fill_deth(qp, skb, swqe);
+	if (sroce_opcode_has(opcode, SROCE_HDR_XRCETH))
+		sroce_xrceth_set_srqn(sroce_pkt_hdr(skb, SROCE_HDR_XRCETH),
+				      swqe->xrc_srqn);
 	if (sroce_opcode_has(opcode, SROCE_HDR_RETH)) {
 		struct sroce_reth *reth = sroce_pkt_hdr(skb, SROCE_HDR_RETH);
 
@@ -635,8 +638,8 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	sroce_req_position(req, swqe, psn, &pos);
 	opcode = sroce_req_opcode(qp, swqe, pos.first, pos.last);
 	flags |= sroce_req_pkt_flags(qp, swqe, &pos);
-	/* Only RC acknowledges. */
-	if (qp->ibqp.qp_type != IB_QPT_RC)
+	/* Only RC (and XRC) acknowledges. */
+	if (!sroce_qp_is_reliable(qp))
 		flags &= ~SROCE_PKT_ACKREQ;
 
 	if (pos.paylen >= SROCE_REQ_ZC_MIN &&
@@ -706,7 +709,7 @@ static void sroce_req_advance(struct sroce_qp *qp, struct sroce_swqe *swqe)
 
 	req->cur++;
 	/* UC and UD have no ACKs: sent is done, nothing older is pending. */
-	if (qp->ibqp.qp_type != IB_QPT_RC) {
+	if (!sroce_qp_is_reliable(qp)) {
 		qp->comp.psn = req->psn;
 		sroce_comp_retire(qp, IB_WC_SUCCESS);
 	}
@@ -753,7 +756,7 @@ static enum sroce_req_step sroce_req_send(struct sroce_qp *qp)
 		return SROCE_REQ_BUSY;
 	req->busy_retries = 0;
 	sroce_req_advance(qp, swqe);
-	if (qp->ibqp.qp_type == IB_QPT_RC)
+	if (sroce_qp_is_reliable(qp))
 		sroce_req_arm_retrans(req);
 	return SROCE_REQ_SENT;
 }
@@ -784,7 +787,7 @@ static bool sroce_req_window_full(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
 
-	if (qp->ibqp.qp_type != IB_QPT_RC || req->psn != req->psn_max)
+	if (!sroce_qp_is_reliable(qp) || req->psn != req->psn_max)
 		return false;
 	return sroce_psn_diff(qp->comp.psn, req->psn) >= req->window;
 }

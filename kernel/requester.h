@@ -104,6 +104,7 @@ struct sroce_swqe {
 	u32 ah_num;		/* UD: destination address handle */
 	u32 remote_qpn;		/* UD */
 	u32 remote_qkey;	/* UD */
+	u32 xrc_srqn;		/* XRC: the remote XRC SRQ (XRCETH) */
 	__be32 imm_data;	/* *_WITH_IMM */
 	struct {		/* REG_MR (kernel only, see qp.h), BIND_MW */
 		u64 addr;

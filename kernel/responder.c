@@ -44,6 +44,7 @@
 #include "qp.h"
 #include "responder.h"
 #include "sroce.h"
+#include "srq.h"
 #include "trace.h"
 
 /* Between messages: no opcode, so only a FIRST or ONLY may follow. */
@@ -109,9 +110,10 @@ static bool sroce_resp_is_ud(const struct sroce_qp *qp)
 	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 }
 
+/* RC or an XRC target: acknowledged, executed in PSN order. */
 static bool sroce_resp_is_rc(const struct sroce_qp *qp)
 {
-	return qp->ibqp.qp_type == IB_QPT_RC;
+	return sroce_qp_is_reliable(qp);
 }
 
 /* A request dropped without an answer: count @counter and trace it. */
@@ -154,7 +156,8 @@ static int sroce_resp_send_ack(struct sroce_qp *qp, u8 syndrome, u32 psn)
 {
 	struct sk_buff *skb;
 
-	skb = sroce_pkt_alloc(qp, SROCE_OP_RC_ACKNOWLEDGE, psn, 0, 0);
+	skb = sroce_pkt_alloc(qp, sroce_qp_opcode(qp, SROCE_OP_RC_ACKNOWLEDGE),
+			      psn, 0, 0);
 	if (!skb)
 		return -ENOMEM;
 	sroce_aeth_set(sroce_pkt_hdr(skb, SROCE_HDR_AETH), syndrome,
@@ -235,6 +238,59 @@ static bool sroce_resp_uc_accept(struct sroce_responder *resp,
 	resp->uc_drop = !sroce_opcode_starts_message(pkt->opcode);
 	resp->epsn = sroce_psn_next(pkt->psn);
 	return !resp->uc_drop;
+}
+
+/* ---- XRC ------------------------------------------------------------------------ */
+
+/*
+ * XRC (IBA 9.3.5): the XRCETH of every request names the XRC SRQ that
+ * receives it and whose PD its memory accesses are checked against.  It
+ * must exist and be in the target QP's XRC domain, and a message that
+ * took a receive WQE must keep naming the SRQ it took it from; anything
+ * else is an invalid request (NAK, counted in resp_xrc_bad_srq).  On
+ * success resp.xsrq holds the SRQ until sroce_resp_xrc_leave().
+ */
+static enum sroce_resp_result sroce_resp_xrc_enter(struct sroce_qp *qp,
+						   u32 srqn)
+{
+	struct sroce_responder *resp = &qp->resp;
+	struct sroce_srq *srq = sroce_xrc_srq_get(qp->sdev, srqn);
+
+	if (srq && srq->ibsrq.ext.xrc.xrcd == qp->ibqp.xrcd) {
+		resp->xsrq = &srq->ibsrq;
+		return SROCE_RESP_DONE;
+	}
+	if (srq)
+		sroce_srq_put(srq);
+	return SROCE_RESP_E_INV_REQ;
+}
+
+static void sroce_resp_xrc_leave(struct sroce_qp *qp)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	if (resp->xsrq) {
+		sroce_srq_put(to_ssrq(resp->xsrq));
+		resp->xsrq = NULL;
+	}
+}
+
+static enum sroce_resp_result sroce_resp_xrc_request(struct sroce_qp *qp,
+						     struct sk_buff *skb)
+{
+	const struct sroce_xrceth *xrceth = sroce_pkt_hdr(skb, SROCE_HDR_XRCETH);
+	enum sroce_resp_result res;
+
+	res = sroce_resp_xrc_enter(qp, sroce_xrceth_srqn(xrceth));
+	if (res == SROCE_RESP_DONE && qp->resp.have_rwqe &&
+	    READ_ONCE(qp->xrc_srq) != to_ssrq(qp->resp.xsrq)) {
+		sroce_resp_xrc_leave(qp);
+		res = SROCE_RESP_E_INV_REQ;
+	}
+	if (res != SROCE_RESP_DONE)
+		sroce_resp_drop(qp, SROCE_PKT(skb),
+				&qp->sdev->stats.resp_xrc_bad_srq);
+	return res;
 }
 
 /* ---- receive WQEs ---------------------------------------------------------------- */
@@ -380,7 +436,7 @@ static int sroce_resp_scatter(void *ctx, const void *buf, u32 len)
 		mr = sroce_mr_get(qp->sdev, sge->lkey);
 		if (!mr)
 			return -EACCES;
-		if (sroce_mr_check(mr, qp->ibqp.pd, addr, chunk,
+		if (sroce_mr_check(mr, sroce_qp_pd(qp), addr, chunk,
 				   IB_ACCESS_LOCAL_WRITE)) {
 			sroce_mr_put(mr);
 			return -EACCES;
@@ -654,7 +710,7 @@ static int sroce_resp_read_one(struct sroce_qp *qp, struct sroce_mr *mr)
 	u32 psn = resp->read_psn;
 	u64 offset = (u64)sroce_psn_diff(res->first_psn, psn) * resp->mtu;
 	u32 paylen = min_t(u64, resp->mtu, res->len - offset);
-	u8 opcode = sroce_resp_read_opcode(resp, psn);
+	u8 opcode = sroce_qp_opcode(qp, sroce_resp_read_opcode(resp, psn));
 	struct sk_buff *skb;
 
 	if (sroce_resp_read_must_wait(resp))
@@ -696,12 +752,22 @@ static int sroce_resp_read_send(struct sroce_qp *qp, unsigned int budget)
 	struct sroce_responder *resp = &qp->resp;
 	struct sroce_resp_res *res = resp->read;
 	struct sroce_mr *mr = NULL;
+	bool xrc_own = false;
 	int err = -EAGAIN;
 
 	if (res->len) {
+		/* Outside the request (work item, replay): its XRC SRQ again. */
+		if (qp->ibqp.qp_type == IB_QPT_XRC_TGT && !resp->xsrq) {
+			xrc_own = sroce_resp_xrc_enter(qp, res->xrc_srqn) ==
+				  SROCE_RESP_DONE;
+			if (!xrc_own)
+				return -EACCES;
+		}
 		/* Checked at execution; looked up again as the MR may go. */
 		mr = sroce_resp_rkey(qp, res->rkey, res->va, res->len,
 				     IB_ACCESS_REMOTE_READ);
+		if (xrc_own)
+			sroce_resp_xrc_leave(qp);
 		if (!mr)
 			return -EACCES;
 	}
@@ -823,6 +889,8 @@ static enum sroce_resp_result sroce_resp_read(struct sroce_qp *qp,
 	res->va = va;
 	res->rkey = rkey;
 	res->len = len;
+	if (resp->xsrq)
+		res->xrc_srqn = to_ssrq(resp->xsrq)->srq_num;
 
 	/* The MSN counts the READ now (C9-148): its responses carry it. */
 	sroce_resp_advance(resp, pkt, npkts);
@@ -838,7 +906,8 @@ static void sroce_resp_send_atomic_ack(struct sroce_qp *qp,
 	struct sroce_atmack *atmack;
 	struct sk_buff *skb;
 
-	skb = sroce_pkt_alloc(qp, SROCE_OP_RC_ATOMIC_ACKNOWLEDGE,
+	skb = sroce_pkt_alloc(qp,
+			      sroce_qp_opcode(qp, SROCE_OP_RC_ATOMIC_ACKNOWLEDGE),
 			      res->first_psn, 0, 0);
 	if (!skb)
 		return;		/* the requester retries; we replay */
@@ -858,7 +927,7 @@ static u64 sroce_resp_atomic_exec(struct sroce_mr *mr, u64 va, u8 opcode,
 
 	spin_lock(&sroce_atomic_lock);
 	sroce_mr_copy(mr, va, &orig, sizeof(orig), SROCE_FROM_MR);
-	if (opcode == SROCE_OP_RC_COMPARE_SWAP)
+	if (sroce_opcode_rc(opcode) == SROCE_OP_RC_COMPARE_SWAP)
 		val = orig == be64_to_cpu(ath->compare) ?
 		      be64_to_cpu(ath->swap_add) : orig;
 	else
@@ -944,6 +1013,12 @@ static enum sroce_resp_result sroce_resp_execute(struct sroce_qp *qp,
 	    !sroce_resp_op_allowed(resp, op) ||
 	    !sroce_resp_len_ok(resp, op, SROCE_PKT(skb)))
 		return SROCE_RESP_E_INV_REQ;
+	if (op->hdrs & SROCE_HDRM_XRCETH) {
+		enum sroce_resp_result res = sroce_resp_xrc_request(qp, skb);
+
+		if (res != SROCE_RESP_DONE)
+			return res;
+	}
 
 	switch (op->kind) {
 	case SROCE_OPK_SEND:
@@ -1243,6 +1318,7 @@ static void sroce_resp_packet(struct sroce_qp *qp, struct sk_buff *skb)
 	}
 
 	sroce_resp_outcome(qp, pkt, sroce_resp_execute(qp, skb));
+	sroce_resp_xrc_leave(qp);
 out:
 	consume_skb(skb);
 }

@@ -76,6 +76,7 @@ struct sroce_resp_res {
 	u64 va;			/* READ */
 	u32 rkey;		/* READ */
 	u32 len;		/* READ */
+	u32 xrc_srqn;		/* READ on an XRC target: the SRQ named */
 	u64 orig;		/* atomic: the value before the operation */
 };
 
@@ -105,6 +106,12 @@ struct sroce_responder {
 	bool ack_retry;			/* an ACK met a full queue: resend */
 	u32 ack_retry_psn;		/* ... for this PSN */
 	u32 ack_busy;			/* ACKs refused in a row */
+
+	/*
+	 * XRC target: the XRC SRQ the request being executed named, with a
+	 * reference (sroce_xrc_srq_get()); NULL between requests.
+	 */
+	struct ib_srq *xsrq;
 
 	/* SEND or WRITE with immediate: the receive WQE being filled. */
 	struct sroce_rwqe *rwqe;	/* copy of the RQ head, kernel memory */

@@ -78,6 +78,7 @@
 #define SROCE_MAX_MCAST_QP	56		/* QPs attached to one group */
 #define SROCE_MAX_SRQ		BIT(20)
 #define SROCE_MAX_SRQ_WR	BIT(20)
+#define SROCE_MAX_XRCD		65536
 #define SROCE_MAX_PKEYS		1
 #define SROCE_GID_TBL_LEN	1024
 #define SROCE_MAX_MSG_SIZE	0x80000000U	/* 2 GiB, the IB limit */
@@ -152,6 +153,9 @@ struct sroce_stats {
 					 * (RC answers with an RNR NAK)
 					 */
 	atomic64_t resp_dropped;
+	atomic64_t resp_xrc_bad_srq;	/* XRCETH names no XRC SRQ of the
+					 * target QP's domain: NAKed
+					 */
 	/* cq.c */
 	atomic64_t cq_overflows;
 };
@@ -176,6 +180,8 @@ struct sroce_dev {
 	struct xarray qp_xa;
 	u32 qp_next;			/* cyclic allocation cursor */
 	struct ida srq_ida;		/* SRQ numbers */
+	/* XRC SRQs by number, for XRCETHs: srq_num -> sroce_srq (srq.c). */
+	struct xarray xrc_srq_xa;
 
 	/* Address handle numbers: ah_num -> struct sroce_ah (ah.c). */
 	struct xarray ah_xa;
@@ -196,6 +202,7 @@ struct sroce_dev {
 	atomic_t num_cq;
 	atomic_t num_qp;
 	atomic_t num_srq;
+	atomic_t num_xrcd;
 	atomic_t num_ah;
 
 	/* Congestion control parameters (cc.h), sysfs ports/1/cc/. */
@@ -210,6 +217,10 @@ struct sroce_ucontext {
 
 struct sroce_pd {
 	struct ib_pd ibpd;
+};
+
+struct sroce_xrcd {
+	struct ib_xrcd ibxrcd;
 };
 
 static inline struct sroce_dev *to_sdev(struct ib_device *ibdev)
@@ -260,6 +271,9 @@ int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 /* pd.c */
 int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+
+int sroce_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int sroce_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 
 /* ucontext.c */
 int sroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);

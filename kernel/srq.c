@@ -79,8 +79,11 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	u32 slot;
 	int err;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
 		return -EOPNOTSUPP;
+	if (init->srq_type == IB_SRQT_XRC &&
+	    (!ibsrq->ext.cq || !ibsrq->ext.xrc.xrcd))
+		return -EINVAL;
 	if (!attr->max_wr || attr->max_wr > SROCE_MAX_SRQ_WR ||
 	    attr->max_sge > SROCE_MAX_SGE || attr->srq_limit > attr->max_wr)
 		return -EINVAL;
@@ -89,6 +92,8 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 
 	spin_lock_init(&srq->lock);
 	spin_lock_init(&srq->post_lock);
+	refcount_set(&srq->ref, 1);
+	init_completion(&srq->released);
 	srq->user = udata;
 	if (udata)
 		uctx = &rdma_udata_to_drv_context(udata, struct sroce_ucontext,
@@ -122,6 +127,14 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	srq->limit = attr->srq_limit;
 	attr->max_wr = sroce_ring_size(&srq->ring);
 	attr->max_sge = srq->max_sge;
+	if (init->srq_type == IB_SRQT_XRC) {
+		/* Visible to XRCETHs from now on; the core reports the number. */
+		ibsrq->ext.xrc.srq_num = srq->srq_num;
+		err = xa_insert_bh(&sdev->xrc_srq_xa, srq->srq_num, srq,
+				   GFP_KERNEL);
+		if (err)
+			goto err_num;
+	}
 	return 0;
 
 err_num:
@@ -161,12 +174,39 @@ int sroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	return 0;
 }
 
-/* The core destroys an SRQ only when no QP uses it any more. */
+struct sroce_srq *sroce_xrc_srq_get(struct sroce_dev *sdev, u32 srqn)
+{
+	struct sroce_srq *srq;
+
+	xa_lock_bh(&sdev->xrc_srq_xa);
+	srq = xa_load(&sdev->xrc_srq_xa, srqn);
+	if (srq && !refcount_inc_not_zero(&srq->ref))
+		srq = NULL;
+	xa_unlock_bh(&sdev->xrc_srq_xa);
+	return srq;
+}
+
+void sroce_srq_put(struct sroce_srq *srq)
+{
+	if (refcount_dec_and_test(&srq->ref))
+		complete(&srq->released);
+}
+
+/*
+ * The core destroys a basic SRQ only when no QP uses it any more.  An XRC
+ * SRQ has no attached QPs: see srq.h for how it leaves the target QPs.
+ */
 int sroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibsrq->device);
 	struct sroce_srq *srq = to_ssrq(ibsrq);
 
+	if (ibsrq->srq_type == IB_SRQT_XRC) {
+		xa_erase_bh(&sdev->xrc_srq_xa, srq->srq_num);
+		sroce_srq_put(srq);
+		wait_for_completion(&srq->released);
+		sroce_qp_xrc_srq_gone(sdev, srq);
+	}
 	ida_free(&sdev->srq_ida, srq->srq_num);
 	sroce_ring_free(&srq->ring);
 	atomic_dec(&sdev->num_srq);

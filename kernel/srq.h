@@ -9,12 +9,23 @@
  * the QP fails first.  The SRQ itself outlives its QPs (the core counts
  * them).
  *
+ * XRC SRQs (IB_SRQT_XRC) are the same ring with a CQ and an XRC domain of
+ * their own.  No QP is attached to them: an XRC request names one by its
+ * number in the XRCETH, and the responder of the XRC target QP looks it
+ * up in sdev->xrc_srq_xa (sroce_xrc_srq_get()), which takes a reference
+ * for the time the packet is processed.  A WQE the target QP took stays
+ * its own (qp->xrc_srq) until it completes; destroying the SRQ first
+ * waits for those references, then takes every such WQE back from the
+ * QPs holding one (completed with IB_WC_WR_FLUSH_ERR on the SRQ's CQ).
+ *
  * Locks: srq->lock (BH) for the consumer side, taken inside a QP's
  * rq_lock; post_lock (irqsave) for kernel posting.
  */
 #ifndef SROCE_SRQ_H
 #define SROCE_SRQ_H
 
+#include <linux/completion.h>
+#include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <rdma/ib_verbs.h>
 
@@ -33,6 +44,8 @@ struct sroce_srq {
 	bool user;
 	spinlock_t post_lock;		/* kernel SRQs: producer */
 	u32 producer;
+	refcount_t ref;			/* XRC: 1 + receive path users */
+	struct completion released;	/* XRC: ref reached zero */
 };
 
 static inline struct sroce_srq *to_ssrq(struct ib_srq *ibsrq)
@@ -54,6 +67,13 @@ int sroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
  * sroce_rq_fetch() (-EINVAL: consumed, but invalid; complete it in error).
  */
 int sroce_srq_take(struct sroce_srq *srq, struct sroce_rwqe *rwqe);
+
+/*
+ * The XRC SRQ numbered @srqn, with a reference, or NULL; any context.
+ * sroce_srq_put() drops the reference.
+ */
+struct sroce_srq *sroce_xrc_srq_get(struct sroce_dev *sdev, u32 srqn);
+void sroce_srq_put(struct sroce_srq *srq);
 
 /* Slot helpers shared with qp.c's receive queues. */
 u32 sroce_recv_slot_max_sge(const struct sroce_ring *ring);

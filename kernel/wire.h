@@ -91,6 +91,7 @@
 #define SROCE_IMMDT_LEN		4
 #define SROCE_IETH_LEN		4
 #define SROCE_DETH_LEN		8
+#define SROCE_XRCETH_LEN	4
 #define SROCE_CNP_LEN		16
 
 /* ---- Base Transport Header (every packet) ------------------------------- */
@@ -180,6 +181,18 @@ struct sroce_deth {
 	__be32	sqp;		/* resv8:8 SrcQP:24 */
 } __packed;
 SROCE_WIRE_SIZE(struct sroce_deth, SROCE_DETH_LEN);
+
+/*
+ * ---- XRC Extended Transport Header (IBA vol 1 9.3.5; XRC requests) ------
+ * Right after the BTH of every XRC request packet (opcodes 0xa0-0xb7 sent
+ * by an XRC initiator): the XRC SRQ at the target that receives the
+ * message, and whose PD governs its memory accesses.  XRC responses (ACK,
+ * READ response, atomic ACK) carry none.
+ */
+struct sroce_xrceth {
+	__be32	srqn;		/* resv8:8 XRCSRQ:24 */
+} __packed;
+SROCE_WIRE_SIZE(struct sroce_xrceth, SROCE_XRCETH_LEN);
 
 /*
  * ---- Congestion Notification Packet (annex A17.9.3) ---------------------
@@ -285,6 +298,16 @@ static inline __u32 sroce_deth_sqp(const struct sroce_deth *deth)
 static inline void sroce_deth_set_sqp(struct sroce_deth *deth, __u32 sqp)
 {
 	deth->sqp = sroce_cpu_to_be32(sqp & SROCE_QPN_MASK);
+}
+
+static inline __u32 sroce_xrceth_srqn(const struct sroce_xrceth *xrceth)
+{
+	return sroce_be32_to_cpu(xrceth->srqn) & SROCE_QPN_MASK;
+}
+
+static inline void sroce_xrceth_set_srqn(struct sroce_xrceth *xrceth, __u32 srqn)
+{
+	xrceth->srqn = sroce_cpu_to_be32(srqn & SROCE_QPN_MASK);
 }
 
 /* ---- encoded values carried in AETH --------------------------------------- */

@@ -1031,7 +1031,7 @@ int main(int argc, char **argv)
 	k.ext = reth(reinterpret_cast<std::uintptr_t>(live.a.buf), live.a.mr->rkey, 16);
 	k.payload.assign(4, 1);
 	run_case("READ REQUEST with a payload", k, &live, { rx("rx_bad_header") });
-	for (std::uint8_t op : { 0x15, 0x1c, 0x1f, 0x40, 0x60, 0xa0, 0xc0, 0xff }) {
+	for (std::uint8_t op : { 0x15, 0x1c, 0x1f, 0x40, 0x60, 0xb5, 0xbc, 0xc0, 0xff }) {
 		char name[64];
 
 		k = base(live, op);
@@ -1051,6 +1051,13 @@ int main(int argc, char **argv)
 	run_case("UD SEND ONLY at an RC QP", k, &live, { rx("rx_bad_qp_type") });
 	k = base(live, SROCE_OP_UC_SEND_ONLY);
 	run_case("UC SEND ONLY at an RC QP", k, &live, { rx("rx_bad_qp_type") });
+	k = base(live, SROCE_OP_XRC_SEND_ONLY);
+	k.ext = Bytes(SROCE_XRCETH_LEN, 0);
+	run_case("XRC SEND ONLY at an RC QP", k, &live, { rx("rx_bad_qp_type") });
+	k = base(live, SROCE_OP_XRC_ACKNOWLEDGE);
+	k.ext = aeth(0, 0);
+	k.payload.clear();
+	run_case("XRC ACK at an RC QP", k, &live, { rx("rx_bad_qp_type") });
 	k = base(live);
 	k.qpn = init_qp->qp_num;
 	run_case("SEND at a QP in INIT", k, nullptr, { rx("rx_bad_state") });

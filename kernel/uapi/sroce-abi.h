@@ -135,7 +135,7 @@ struct sroce_send_wqe {
 		__be32 imm_data;	/* *_WITH_IMM */
 		__u32 invalidate_rkey;	/* SEND_WITH_INV, LOCAL_INV */
 	} ex;
-	__u32 reserved;
+	__u32 xrc_srqn;			/* XRC send QPs: the remote XRC SRQ */
 	union {
 		struct {
 			__aligned_u64 remote_addr;

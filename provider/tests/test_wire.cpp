@@ -269,12 +269,37 @@ const Expected kOpcodes[] = {
 	{ 0x64, "UD_SEND_ONLY", SROCE_HDRM_DETH },
 	{ 0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", SROCE_HDRM_DETH | SROCE_HDRM_IMMDT },
 	{ 0x81, "CNP", SROCE_HDRM_CNP },
+	/* XRC (IBA 9.3.5): RC opcodes + 0xa0, XRCETH right after the BTH of requests. */
+	{ 0xa0, "XRC_SEND_FIRST", SROCE_HDRM_XRCETH },
+	{ 0xa1, "XRC_SEND_MIDDLE", SROCE_HDRM_XRCETH },
+	{ 0xa2, "XRC_SEND_LAST", SROCE_HDRM_XRCETH },
+	{ 0xa3, "XRC_SEND_LAST_WITH_IMMEDIATE", SROCE_HDRM_XRCETH | SROCE_HDRM_IMMDT },
+	{ 0xa4, "XRC_SEND_ONLY", SROCE_HDRM_XRCETH },
+	{ 0xa5, "XRC_SEND_ONLY_WITH_IMMEDIATE", SROCE_HDRM_XRCETH | SROCE_HDRM_IMMDT },
+	{ 0xa6, "XRC_RDMA_WRITE_FIRST", SROCE_HDRM_XRCETH | SROCE_HDRM_RETH },
+	{ 0xa7, "XRC_RDMA_WRITE_MIDDLE", SROCE_HDRM_XRCETH },
+	{ 0xa8, "XRC_RDMA_WRITE_LAST", SROCE_HDRM_XRCETH },
+	{ 0xa9, "XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE", SROCE_HDRM_XRCETH | SROCE_HDRM_IMMDT },
+	{ 0xaa, "XRC_RDMA_WRITE_ONLY", SROCE_HDRM_XRCETH | SROCE_HDRM_RETH },
+	{ 0xab, "XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", SROCE_HDRM_XRCETH | SROCE_HDRM_RETH | SROCE_HDRM_IMMDT },
+	{ 0xac, "XRC_RDMA_READ_REQUEST", SROCE_HDRM_XRCETH | SROCE_HDRM_RETH },
+	{ 0xad, "XRC_RDMA_READ_RESPONSE_FIRST", SROCE_HDRM_AETH },
+	{ 0xae, "XRC_RDMA_READ_RESPONSE_MIDDLE", 0 },
+	{ 0xaf, "XRC_RDMA_READ_RESPONSE_LAST", SROCE_HDRM_AETH },
+	{ 0xb0, "XRC_RDMA_READ_RESPONSE_ONLY", SROCE_HDRM_AETH },
+	{ 0xb1, "XRC_ACKNOWLEDGE", SROCE_HDRM_AETH },
+	{ 0xb2, "XRC_ATOMIC_ACKNOWLEDGE", SROCE_HDRM_AETH | SROCE_HDRM_ATMACK },
+	{ 0xb3, "XRC_COMPARE_SWAP", SROCE_HDRM_XRCETH | SROCE_HDRM_ATMETH },
+	{ 0xb4, "XRC_FETCH_ADD", SROCE_HDRM_XRCETH | SROCE_HDRM_ATMETH },
+	{ 0xb6, "XRC_SEND_LAST_WITH_INVALIDATE", SROCE_HDRM_XRCETH | SROCE_HDRM_IETH },
+	{ 0xb7, "XRC_SEND_ONLY_WITH_INVALIDATE", SROCE_HDRM_XRCETH | SROCE_HDRM_IETH },
 };
 
 unsigned int hdr_size(unsigned int h)
 {
 	switch (h) {
 	case SROCE_HDR_DETH: return sizeof(struct sroce_deth);
+	case SROCE_HDR_XRCETH: return sizeof(struct sroce_xrceth);
 	case SROCE_HDR_RETH: return sizeof(struct sroce_reth);
 	case SROCE_HDR_ATMETH: return sizeof(struct sroce_atmeth);
 	case SROCE_HDR_AETH: return sizeof(struct sroce_aeth);
@@ -312,6 +337,8 @@ TEST(OpcodeTable, ExactlyTheKnownOpcodesAreValid)
 	EXPECT_FALSE(sroce_opcode_valid(0x15)) << "reserved";
 	EXPECT_FALSE(sroce_opcode_valid(0x1c)) << "FLUSH is not supported";
 	EXPECT_FALSE(sroce_opcode_valid(0x40)) << "RD is not supported";
+	EXPECT_FALSE(sroce_opcode_valid(0xb5)) << "reserved (XRC)";
+	EXPECT_FALSE(sroce_opcode_valid(0xbc)) << "XRC FLUSH is not supported";
 	EXPECT_FALSE(sroce_opcode_valid(0x80));
 	EXPECT_FALSE(sroce_opcode_valid(0xff));
 }
@@ -359,6 +386,28 @@ TEST(OpcodeTable, SpotChecks)
 	EXPECT_EQ(sroce_hdr_offset(SROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE, SROCE_HDR_DETH), 12u);
 	EXPECT_EQ(sroce_hdr_offset(SROCE_OP_UD_SEND_ONLY_WITH_IMMEDIATE, SROCE_HDR_IMMDT), 20u);
 	EXPECT_EQ(sroce_hdr_len(SROCE_OP_CNP), 28u);
+	/* XRC: the XRCETH comes before the RETH / AtomicETH / ImmDt. */
+	EXPECT_EQ(sizeof(struct sroce_xrceth), 4u);
+	EXPECT_EQ(sroce_hdr_offset(SROCE_OP_XRC_SEND_ONLY, SROCE_HDR_XRCETH), 12u);
+	EXPECT_EQ(sroce_hdr_len(SROCE_OP_XRC_SEND_ONLY), 16u);
+	EXPECT_EQ(sroce_hdr_offset(SROCE_OP_XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, SROCE_HDR_RETH), 16u);
+	EXPECT_EQ(sroce_hdr_offset(SROCE_OP_XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE, SROCE_HDR_IMMDT), 32u);
+	EXPECT_EQ(sroce_hdr_offset(SROCE_OP_XRC_COMPARE_SWAP, SROCE_HDR_ATMETH), 16u);
+	EXPECT_EQ(sroce_hdr_len(SROCE_OP_XRC_COMPARE_SWAP), 44u);
+	EXPECT_EQ(sroce_hdr_len(SROCE_OP_XRC_ACKNOWLEDGE), 16u);
+	EXPECT_EQ(sroce_hdr_len(SROCE_OP_XRC_ATOMIC_ACKNOWLEDGE), 24u);
+	EXPECT_FALSE(sroce_opcode_has(SROCE_OP_XRC_RDMA_READ_RESPONSE_ONLY, SROCE_HDR_XRCETH));
+}
+
+TEST(Wire, XrcethCarries24BitSrqNumber)
+{
+	struct sroce_xrceth x;
+
+	sroce_xrceth_set_srqn(&x, 0xab123456);
+	EXPECT_EQ(sroce_be32_to_cpu(x.srqn), 0x00123456u) << "resv8 is sent as 0";
+	EXPECT_EQ(sroce_xrceth_srqn(&x), 0x123456u);
+	x.srqn = sroce_cpu_to_be32(0xff000001);
+	EXPECT_EQ(sroce_xrceth_srqn(&x), 1u) << "resv8 is ignored";
 }
 
 unsigned int position(const struct sroce_opcode_info *i)
@@ -435,6 +484,11 @@ TEST(OpcodeTable, FlagsAreConsistent)
 		case 1: EXPECT_EQ(i->qp_types, SROCE_QPT_UC) << n; break;
 		case 3: EXPECT_EQ(i->qp_types, SROCE_QPT_UD) << n; break;
 		case 4: EXPECT_EQ(i->qp_types, SROCE_QPT_ANY) << n; break;
+		case 5:
+			/* XRC: requests to targets (with XRCETH), responses to initiators. */
+			EXPECT_EQ(i->qp_types, is_req ? SROCE_QPT_XRC_TGT : SROCE_QPT_XRC_INI) << n;
+			EXPECT_EQ(!!(i->hdrs & SROCE_HDRM_XRCETH), is_req) << n;
+			break;
 		default: ADD_FAILURE() << n;
 		}
 
