@@ -326,6 +326,9 @@ SROCE_EX_CMD(ex_create_qp, ex_create_qp);
 SROCE_LEGACY_CMD(modify_qp);
 SROCE_LEGACY_CMD(query_qp);
 SROCE_LEGACY_CMD(create_srq);
+SROCE_LEGACY_CMD(create_xsrq);
+SROCE_LEGACY_CMD(open_xrcd);
+SROCE_LEGACY_CMD(open_qp);
 SROCE_LEGACY_CMD(modify_srq);
 SROCE_LEGACY_CMD(query_srq);
 SROCE_LEGACY_CMD(post_send);
@@ -366,6 +369,10 @@ SROCE_LEGACY_CMD(post_send);
 	X(ibv_cmd_query_qp)                                                   \
 	X(ibv_cmd_destroy_qp)                                                 \
 	X(ibv_cmd_create_srq)                                                 \
+	X(ibv_cmd_create_srq_ex)                                              \
+	X(ibv_cmd_open_xrcd)                                                  \
+	X(ibv_cmd_close_xrcd)                                                 \
+	X(ibv_cmd_open_qp)                                                    \
 	X(ibv_cmd_modify_srq)                                                 \
 	X(ibv_cmd_query_srq)                                                  \
 	X(ibv_cmd_destroy_srq)                                                \
@@ -449,6 +456,20 @@ int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
 		       struct sroce_cmd_create_srq *cmd, size_t cmd_size,
 		       struct ib_uverbs_create_srq_resp *resp,
 		       size_t resp_size);
+int ibv_cmd_create_srq_ex(struct ibv_context *context, struct verbs_srq *srq,
+			  struct ibv_srq_init_attr_ex *attr_ex,
+			  struct sroce_cmd_create_xsrq *cmd, size_t cmd_size,
+			  struct ib_uverbs_create_srq_resp *resp,
+			  size_t resp_size);
+int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd,
+		      int vxrcd_size, struct ibv_xrcd_init_attr *attr,
+		      struct sroce_cmd_open_xrcd *cmd, size_t cmd_size,
+		      struct ib_uverbs_open_xrcd_resp *resp, size_t resp_size);
+int ibv_cmd_close_xrcd(struct verbs_xrcd *xrcd);
+int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp,
+		    int vqp_sz, struct ibv_qp_open_attr *attr,
+		    struct sroce_cmd_open_qp *cmd, size_t cmd_size,
+		    struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
 int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 		       int srq_attr_mask, struct sroce_cmd_modify_srq *cmd,
 		       size_t cmd_size);
@@ -577,6 +598,9 @@ SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_modify_qp) == 120);
 SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_query_qp) == 24);
 SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_create_srq) == 40);
 SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_modify_srq) == 24);
+SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_create_xsrq) == 56);
+SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_open_xrcd) == 24);
+SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_open_qp) == 40);
 SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_query_srq) == 24);
 SROCE_ABI_ASSERT(sizeof(struct sroce_cmd_post_send) == 32);
 SROCE_ABI_ASSERT(offsetof(struct sroce_cmd_post_send, core.response) == 8);
@@ -590,6 +614,10 @@ SROCE_ABI_ASSERT(sizeof(struct ib_uverbs_ex_create_cq_resp) == 16);
 SROCE_ABI_ASSERT(sizeof(struct ib_uverbs_create_qp_resp) == 32);
 SROCE_ABI_ASSERT(sizeof(struct ib_uverbs_ex_create_qp_resp) == 40);
 SROCE_ABI_ASSERT(sizeof(struct ib_uverbs_create_srq_resp) == 16);
+SROCE_ABI_ASSERT(sizeof(struct ib_uverbs_open_xrcd_resp) == 4);
+SROCE_ABI_ASSERT(offsetof(struct verbs_srq, srq_num) == 152);
+SROCE_ABI_ASSERT(offsetof(struct verbs_context_ops, open_xrcd) == 52 * 8);
+SROCE_ABI_ASSERT(offsetof(struct verbs_context_ops, get_srq_num) == 41 * 8);
 SROCE_ABI_ASSERT(sizeof(struct ib_uverbs_create_ah_resp) == 4);
 SROCE_ABI_ASSERT(sizeof(struct ib_uverbs_resize_cq_resp) == 8);
 SROCE_ABI_ASSERT(sizeof(struct ib_uverbs_ex_query_device_resp) == 304);

@@ -58,6 +58,7 @@ constexpr verbs_context_ops make_ops()
 	o.alloc_mw = alloc_mw;
 	o.alloc_pd = alloc_pd;
 	o.bind_mw = bind_mw;
+	o.close_xrcd = close_xrcd;
 	o.attach_mcast = ibv_cmd_attach_mcast;
 	o.create_ah = create_ah;
 	o.create_cq = create_cq;
@@ -65,6 +66,7 @@ constexpr verbs_context_ops make_ops()
 	o.create_qp = create_qp;
 	o.create_qp_ex = create_qp_ex;
 	o.create_srq = create_srq;
+	o.create_srq_ex = create_srq_ex;
 	o.dealloc_mw = dealloc_mw;
 	o.dealloc_pd = dealloc_pd;
 	o.dereg_mr = dereg_mr;
@@ -74,8 +76,11 @@ constexpr verbs_context_ops make_ops()
 	o.destroy_srq = destroy_srq;
 	o.detach_mcast = ibv_cmd_detach_mcast;
 	o.free_context = free_context;
+	o.get_srq_num = get_srq_num;
 	o.modify_qp = modify_qp;
 	o.modify_srq = modify_srq;
+	o.open_qp = open_qp;
+	o.open_xrcd = open_xrcd;
 	o.poll_cq = poll_cq;
 	o.post_recv = post_recv;
 	o.post_send = post_send;

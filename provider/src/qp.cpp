@@ -3,6 +3,10 @@
 // Queue pairs: creation maps the send queue and (unless an SRQ is used) the
 // receive queue rings the kernel allocated; state changes and queries are
 // kernel commands.  Posting lives in post.cpp and wr_ex.cpp.
+//
+// XRC: a send QP (XRC initiator) has a send queue only; a receive QP (XRC
+// target) has no queues at all: the kernel creates it in an XRC domain,
+// without rings, and other processes of the domain open it (open_qp).
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -15,6 +19,7 @@ namespace sroce {
 namespace {
 
 constexpr uint32_t supported_qp_comp_mask = IBV_QP_INIT_ATTR_PD |
+					    IBV_QP_INIT_ATTR_XRCD |
 					    IBV_QP_INIT_ATTR_CREATE_FLAGS |
 					    IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 
@@ -22,8 +27,6 @@ int check_create_attr(const ibv_qp_init_attr_ex *attr)
 {
 	if (attr->comp_mask & ~supported_qp_comp_mask)
 		return EOPNOTSUPP;
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
-		return EINVAL;
 	if ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	    attr->create_flags)
 		return EOPNOTSUPP;
@@ -31,6 +34,17 @@ int check_create_attr(const ibv_qp_init_attr_ex *attr)
 	case IBV_QPT_RC:
 	case IBV_QPT_UC:
 	case IBV_QPT_UD:
+	case IBV_QPT_XRC_SEND:
+		if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd)
+			return EINVAL;
+		break;
+	case IBV_QPT_XRC_RECV:
+		// In a domain, without PD, CQs or queues.
+		if (!(attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) || !attr->xrcd)
+			return EINVAL;
+		if ((attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+		    attr->send_ops_flags)
+			return EOPNOTSUPP;
 		break;
 	default:
 		return EOPNOTSUPP;
@@ -77,7 +91,7 @@ void set_limits(Qp *qp, ibv_qp_init_attr_ex *attr)
 	attr->cap.max_inline_data = qp->send.max_inline;
 	attr->cap.max_send_wr = std::min(attr->cap.max_send_wr,
 					 qp->sq.ring.size());
-	if (!attr->srq) {
+	if (!attr->srq && qp->rq.map) {
 		qp->max_recv_sge = std::min(
 			attr->cap.max_recv_sge,
 			recv_slot_max_sge(qp->rq.ring.entry_size()));
@@ -142,6 +156,29 @@ err_free:
 	return nullptr;
 }
 
+ibv_qp *open_qp(ibv_context *ctx, ibv_qp_open_attr *attr)
+{
+	Qp *qp = qp_alloc();
+	sroce_cmd_open_qp cmd;
+	ib_uverbs_create_qp_resp resp;
+	int ret;
+
+	if (!qp)
+		return nullptr;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_open_qp(ctx, &qp->vqp, sizeof(qp->vqp), attr, &cmd,
+			      sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		qp_free(qp);
+		errno = ret;
+		return nullptr;
+	}
+	// Another handle on an XRC target QP: no queues to post to.
+	qp->send.qp_type = IBV_QPT_XRC_RECV;
+	return &qp->vqp.qp;
+}
+
 ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr)
 {
 	ibv_qp_init_attr_ex ex;
@@ -197,7 +234,7 @@ int query_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int mask,
 	attr->cap.max_inline_data = std::min(attr->cap.max_inline_data,
 					     qp->send.max_inline);
 	attr->cap.max_send_wr = std::min(attr->cap.max_send_wr, qp->sq.ring.size());
-	if (!qp->srq) {
+	if (!qp->srq && qp->rq.map) {
 		attr->cap.max_recv_sge = std::min(attr->cap.max_recv_sge,
 						  qp->max_recv_sge);
 		attr->cap.max_recv_wr = std::min(attr->cap.max_recv_wr,

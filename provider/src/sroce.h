@@ -160,6 +160,7 @@ void install_poll_ops(ibv_cq_ex *cqx, uint64_t wc_flags);
 // qp.cpp
 ibv_qp *create_qp(ibv_pd *pd, ibv_qp_init_attr *attr);
 ibv_qp *create_qp_ex(ibv_context *ctx, ibv_qp_init_attr_ex *attr);
+ibv_qp *open_qp(ibv_context *ctx, ibv_qp_open_attr *attr);
 int modify_qp(ibv_qp *qp, ibv_qp_attr *attr, int mask);
 int query_qp(ibv_qp *qp, ibv_qp_attr *attr, int mask,
 	     ibv_qp_init_attr *init_attr);
@@ -179,9 +180,15 @@ void install_wr_ops(ibv_qp_ex *qpx);
 
 // srq.cpp
 ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr);
+ibv_srq *create_srq_ex(ibv_context *ctx, ibv_srq_init_attr_ex *attr);
+int get_srq_num(ibv_srq *srq, uint32_t *srq_num);
 int modify_srq(ibv_srq *srq, ibv_srq_attr *attr, int mask);
 int query_srq(ibv_srq *srq, ibv_srq_attr *attr);
 int destroy_srq(ibv_srq *srq);
+
+// xrcd.cpp
+ibv_xrcd *open_xrcd(ibv_context *ctx, ibv_xrcd_init_attr *attr);
+int close_xrcd(ibv_xrcd *xrcd);
 
 // ah.cpp
 ibv_ah *create_ah(ibv_pd *pd, ibv_ah_attr *attr);

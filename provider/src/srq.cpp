@@ -2,7 +2,9 @@
 //
 // Shared receive queues: one mapped receive ring, posted to like a QP's RQ
 // (post.cpp).  Changing max_wr would need a new ring, which the ABI has no
-// response for, so only the limit (srq_limit) can be modified.
+// response for, so only the limit (srq_limit) can be modified.  XRC SRQs
+// (create_srq_ex) are the same ring with a CQ and an XRC domain; remote
+// XRC initiators name them by the number get_srq_num() returns.
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -13,41 +15,129 @@
 
 namespace sroce {
 
-ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr)
+namespace {
+
+using SrqResp = DrvResp<ib_uverbs_create_srq_resp, sroce_create_srq_resp>;
+
+Srq *srq_alloc()
 {
 	auto *srq = static_cast<Srq *>(calloc(1, sizeof(Srq)));
+
+	if (srq)
+		pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
+	return srq;
+}
+
+void srq_free(Srq *srq)
+{
+	pthread_spin_destroy(&srq->rq.lock);
+	free(srq);
+}
+
+// After the create command: map the ring, clamp the caps to its slots.
+int srq_finish(Srq *srq, ibv_context *ctx, const SrqResp &resp,
+	       ibv_srq_attr *attr)
+{
+	sroce_create_srq_resp drv = resp.drv();
+	int ret = queue_map(&srq->rq, ctx, drv.rq, sizeof(sroce_recv_wqe));
+
+	if (ret)
+		return ret;
+	srq->vsrq.srq_num = drv.srq_num;
+	srq->max_sge = std::min(attr->max_sge,
+				recv_slot_max_sge(srq->rq.ring.entry_size()));
+	attr->max_sge = srq->max_sge;
+	attr->max_wr = std::min(attr->max_wr, srq->rq.ring.size());
+	return 0;
+}
+
+} // namespace
+
+ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr)
+{
+	Srq *srq = srq_alloc();
 	sroce_cmd_create_srq cmd;
-	DrvResp<ib_uverbs_create_srq_resp, sroce_create_srq_resp> resp;
-	sroce_create_srq_resp drv;
+	SrqResp resp;
 	int ret;
 
 	if (!srq)
 		return nullptr;
-	pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
 	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd),
 				 resp.core(), sizeof(resp));
 	if (ret)
 		goto err_free;
-	drv = resp.drv();
-	ret = queue_map(&srq->rq, pd->context, drv.rq, sizeof(sroce_recv_wqe));
+	ret = srq_finish(srq, pd->context, resp, &attr->attr);
 	if (ret)
 		goto err_destroy;
-	srq->vsrq.srq_num = drv.srq_num;
-	srq->max_sge = std::min(attr->attr.max_sge,
-				recv_slot_max_sge(srq->rq.ring.entry_size()));
-	attr->attr.max_sge = srq->max_sge;
-	attr->attr.max_wr = std::min(attr->attr.max_wr, srq->rq.ring.size());
 	return &srq->vsrq.srq;
 
 err_destroy:
 	ibv_cmd_destroy_srq(&srq->vsrq.srq);
 err_free:
-	pthread_spin_destroy(&srq->rq.lock);
-	free(srq);
+	srq_free(srq);
 	errno = ret;
 	return nullptr;
+}
+
+// Basic SRQs through the extended verb too; XRC SRQs need their domain
+// and CQ.  Tag matching SRQs do not exist in sroce.
+ibv_srq *create_srq_ex(ibv_context *ctx, ibv_srq_init_attr_ex *attr)
+{
+	constexpr uint32_t supported = IBV_SRQ_INIT_ATTR_TYPE |
+				       IBV_SRQ_INIT_ATTR_PD |
+				       IBV_SRQ_INIT_ATTR_XRCD |
+				       IBV_SRQ_INIT_ATTR_CQ;
+	ibv_srq_type type = (attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE) ?
+			    attr->srq_type : IBV_SRQT_BASIC;
+	sroce_cmd_create_xsrq cmd;
+	SrqResp resp;
+	Srq *srq;
+	int ret;
+
+	if ((attr->comp_mask & ~supported) ||
+	    (type != IBV_SRQT_BASIC && type != IBV_SRQT_XRC)) {
+		errno = EOPNOTSUPP;
+		return nullptr;
+	}
+	if (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) || !attr->pd ||
+	    (type == IBV_SRQT_XRC &&
+	     (!(attr->comp_mask & IBV_SRQ_INIT_ATTR_XRCD) || !attr->xrcd ||
+	      !(attr->comp_mask & IBV_SRQ_INIT_ATTR_CQ) || !attr->cq))) {
+		errno = EINVAL;
+		return nullptr;
+	}
+	srq = srq_alloc();
+	if (!srq)
+		return nullptr;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	ret = ibv_cmd_create_srq_ex(ctx, &srq->vsrq, attr, &cmd, sizeof(cmd),
+				    resp.core(), sizeof(resp));
+	if (ret)
+		goto err_free;
+	ret = srq_finish(srq, ctx, resp, &attr->attr);
+	if (ret)
+		goto err_destroy;
+	return &srq->vsrq.srq;
+
+err_destroy:
+	ibv_cmd_destroy_srq(&srq->vsrq.srq);
+err_free:
+	srq_free(srq);
+	errno = ret;
+	return nullptr;
+}
+
+int get_srq_num(ibv_srq *ibsrq, uint32_t *srq_num)
+{
+	Srq *srq = from_srq(ibsrq);
+
+	if (srq->vsrq.srq_type != IBV_SRQT_XRC)
+		return EINVAL;
+	*srq_num = srq->vsrq.srq_num;
+	return 0;
 }
 
 int modify_srq(ibv_srq *srq, ibv_srq_attr *attr, int mask)
@@ -81,8 +171,7 @@ int destroy_srq(ibv_srq *ibsrq)
 	if (ret)
 		return ret;
 	queue_unmap(&srq->rq);
-	pthread_spin_destroy(&srq->rq.lock);
-	free(srq);
+	srq_free(srq);
 	return 0;
 }
 

@@ -8,6 +8,9 @@ namespace sroce {
 
 bool send_opcode_allowed(ibv_qp_type type, ibv_wr_opcode opcode)
 {
+	// An XRC send QP is the sending half of an RC QP.
+	if (type == IBV_QPT_XRC_SEND)
+		type = IBV_QPT_RC;
 	switch (opcode) {
 	case IBV_WR_SEND:
 	case IBV_WR_SEND_WITH_IMM:
@@ -42,6 +45,7 @@ uint64_t supported_send_ops(ibv_qp_type type)
 
 	switch (type) {
 	case IBV_QPT_RC: return rc;
+	case IBV_QPT_XRC_SEND: return rc;
 	case IBV_QPT_UC: return uc;
 	case IBV_QPT_UD: return ud;
 	default: return 0;
@@ -153,6 +157,8 @@ int encode_send_wqe(const ibv_send_wr &wr, const SendLimits &lim,
 	default:
 		break;
 	}
+	if (lim.qp_type == IBV_QPT_XRC_SEND)
+		wqe->xrc_srqn = wr.qp_type.xrc.remote_srqn;
 	if (lim.qp_type == IBV_QPT_UD) {
 		wqe->wr.ud.ah_num = from_ah(wr.wr.ud.ah)->ah_num;
 		wqe->wr.ud.remote_qpn = wr.wr.ud.remote_qpn;

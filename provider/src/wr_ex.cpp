@@ -64,6 +64,20 @@ Qp *current(ibv_qp_ex *qpx, sroce_send_wqe **wqe)
 
 // ---- opcode builders ----
 
+void wr_set_xrc_srqn(ibv_qp_ex *qpx, uint32_t remote_srqn)
+{
+	sroce_send_wqe *w;
+	Qp *qp = current(qpx, &w);
+
+	if (!w)
+		return;
+	if (qp->send.qp_type != IBV_QPT_XRC_SEND) {
+		fail(qp, EINVAL);
+		return;
+	}
+	w->xrc_srqn = remote_srqn;
+}
+
 void wr_send(ibv_qp_ex *qpx)
 {
 	begin(qpx, IBV_WR_SEND);
@@ -296,6 +310,7 @@ void install_wr_ops(ibv_qp_ex *qpx)
 	qpx->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = wr_atomic_fetch_add;
 	qpx->wr_set_ud_addr = wr_set_ud_addr;
+	qpx->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	qpx->wr_set_sge = wr_set_sge;
 	qpx->wr_set_sge_list = wr_set_sge_list;
 	qpx->wr_set_inline_data = wr_set_inline_data;

@@ -153,6 +153,30 @@ TEST(Wqe, UdSendCarriesAhNumQpnQkey)
 	EXPECT_TRUE(s2.untouched());
 }
 
+TEST(Wqe, XrcSendCarriesRemoteSrqn)
+{
+	const SendLimits xrc_lim = { IBV_QPT_XRC_SEND, 4, 128, false };
+	ibv_sge sg = { 0x1000, 64, 1 };
+	ibv_send_wr wr{};
+	wr.opcode = IBV_WR_RDMA_READ;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.wr.rdma.remote_addr = 0x123456789ull;
+	wr.wr.rdma.rkey = 0x77;
+	wr.qp_type.xrc.remote_srqn = 0x00abcdef;
+	Slot s;
+
+	ASSERT_EQ(sroce::encode_send_wqe(wr, xrc_lim, 128, s.b), 0);
+	EXPECT_EQ(at<uint32_t>(s.b, 20), 0xabcdefu); // xrc_srqn
+	EXPECT_EQ(at<uint64_t>(s.b, 24), 0x123456789ull);
+	EXPECT_EQ(at<uint32_t>(s.b, 32), 0x77u);
+
+	// Other transports leave the field zero.
+	Slot s2;
+	ASSERT_EQ(sroce::encode_send_wqe(wr, rc_lim, 128, s2.b), 0);
+	EXPECT_EQ(at<uint32_t>(s2.b, 20), 0u);
+}
+
 TEST(Wqe, InlineDataIsCopiedAfterTheFixedPart)
 {
 	char a[] = "hello, ";
@@ -282,7 +306,9 @@ TEST(Wqe, SlotCapacity)
 		  uint64_t(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM));
 	EXPECT_TRUE(sroce::supported_send_ops(IBV_QPT_RC) & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD);
 	EXPECT_FALSE(sroce::supported_send_ops(IBV_QPT_UC) & IBV_QP_EX_WITH_RDMA_READ);
-	EXPECT_EQ(sroce::supported_send_ops(IBV_QPT_XRC_SEND), 0u);
+	EXPECT_EQ(sroce::supported_send_ops(IBV_QPT_XRC_SEND),
+		  sroce::supported_send_ops(IBV_QPT_RC));
+	EXPECT_EQ(sroce::supported_send_ops(IBV_QPT_XRC_RECV), 0u);
 }
 
 } // namespace
