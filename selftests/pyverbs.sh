@@ -11,7 +11,9 @@
 # Modules run: the device, PD, MR, CQ, QP and RC traffic ones.  Left out, with
 # the reason: vendor modules (mlx5, efa), raw packet and flow steering (need
 # a NIC), CUDA, ODP and parent domains (not advertised; their modules are
-# the only SRQ users: rdma-core 44 has no test_srq), XRC (issue 5).
+# the only SRQ users: rdma-core 44 has no test_srq).  The XRC cases run in
+# test_qpex, test_atomic, test_cqex and test_relaxed_ordering (test_odp's
+# XRC case needs ODP).
 
 . "$(dirname "$0")/lib.sh"
 
