@@ -58,6 +58,8 @@
  */
 #define SROCE_WR_REG_MR		IB_WR_REG_MR
 
+struct sroce_srq;
+
 /* One receive WQE, copied out of the RQ ring and validated. */
 struct sroce_rwqe {
 	u64 wr_id;
@@ -177,7 +179,6 @@ static inline struct ib_pd *sroce_qp_pd(const struct sroce_qp *qp)
  * XRC SRQ @srq is being destroyed and the receive path no longer finds
  * it: complete the WQEs of it that target QPs hold, with a flush error.
  */
-struct sroce_srq;
 void sroce_qp_xrc_srq_gone(struct sroce_dev *sdev, struct sroce_srq *srq);
 
 /* Kernel CQ polling: the ib_qp of a QP number, no reference taken. */
