@@ -446,19 +446,25 @@ bool traffic(pair &p, unsigned int seed)
 		}
 		return true;
 	};
+	/* a refused post says why (errno-style return of ibv_post_*) */
+	auto posted = [&](int err, const char *what) {
+		if (err)
+			diag("%s: %s: %s", p.label, what, std::strerror(err));
+		return !err;
+	};
 
 	/* SEND of len bytes into A's buffer at 32 KiB */
 	sg = { reinterpret_cast<std::uintptr_t>(dst + 32768), len, a.mr->lkey };
 	rwr.wr_id = 1;
 	rwr.sg_list = &sg;
 	rwr.num_sge = 1;
-	if (ibv_post_recv(a.qp, &rwr, &rbad))
+	if (!posted(ibv_post_recv(a.qp, &rwr, &rbad), "post_recv"))
 		return false;
 	sg = { reinterpret_cast<std::uintptr_t>(src), len, b.mr->lkey };
 	wr.sg_list = &sg;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
-	if (ibv_post_send(b.qp, &wr, &bad) || !wait2(IBV_WC_SEND))
+	if (!posted(ibv_post_send(b.qp, &wr, &bad), "post_send") || !wait2(IBV_WC_SEND))
 		return false;
 	if (!poll_one(a.cq, wc) || wc.status != IBV_WC_SUCCESS || wc.byte_len != len) {
 		diag("%s: receive completion %s len %u", p.label, ibv_wc_status_str(wc.status),
@@ -473,14 +479,14 @@ bool traffic(pair &p, unsigned int seed)
 	wr.opcode = IBV_WR_RDMA_WRITE;
 	wr.wr.rdma.remote_addr = reinterpret_cast<std::uintptr_t>(dst);
 	wr.wr.rdma.rkey = a.mr->rkey;
-	if (ibv_post_send(b.qp, &wr, &bad) || !wait2(IBV_WC_RDMA_WRITE))
+	if (!posted(ibv_post_send(b.qp, &wr, &bad), "post_send") || !wait2(IBV_WC_RDMA_WRITE))
 		return false;
 	ok &= !std::memcmp(dst, src, len);
 
 	/* READ it back into B's buffer at 32 KiB */
 	sg = { reinterpret_cast<std::uintptr_t>(src + 32768), len, b.mr->lkey };
 	wr.opcode = IBV_WR_RDMA_READ;
-	if (ibv_post_send(b.qp, &wr, &bad) || !wait2(IBV_WC_RDMA_READ))
+	if (!posted(ibv_post_send(b.qp, &wr, &bad), "post_send") || !wait2(IBV_WC_RDMA_READ))
 		return false;
 	ok &= !std::memcmp(src + 32768, dst, len);
 
@@ -492,7 +498,7 @@ bool traffic(pair &p, unsigned int seed)
 	wr.wr.atomic.remote_addr = reinterpret_cast<std::uintptr_t>(dst + 24576);
 	wr.wr.atomic.rkey = a.mr->rkey;
 	wr.wr.atomic.compare_add = 5;
-	if (ibv_post_send(b.qp, &wr, &bad) || !wait2(IBV_WC_FETCH_ADD))
+	if (!posted(ibv_post_send(b.qp, &wr, &bad), "post_send") || !wait2(IBV_WC_FETCH_ADD))
 		return false;
 	std::uint64_t orig, after;
 	std::memcpy(&orig, src + 24576, 8);
