@@ -58,6 +58,14 @@ slab_total() {
 	awk 'NR > 2 { s += $2 * $4 } END { printf "%d\n", s / 1024 }' /proc/slabinfo
 }
 
+# slab_growth FILE: the five caches that grew most (KiB) since FILE, a copy
+# of /proc/slabinfo (the total also moves with namespaces, netdevs, dentries)
+slab_growth() {
+	awk 'FNR > 2 && NR == FNR { b[$1] = $2 * $4; next }
+	     FNR > 2 { d = ($2 * $4 - b[$1]) / 1024; if (d >= 1) printf "%s +%d\n", $1, d }' \
+		"$1" /proc/slabinfo | sort -t+ -k2 -rn | head -5 | tr '\n' ' '
+}
+
 # start_traffic: an ibv_rc_pingpong server on sroce1 and client on sroce0,
 # running until killed; returns once the client is connected
 start_traffic() {
@@ -99,6 +107,7 @@ fi
 ok "topology (a)"
 refcnt0=$(< /sys/module/sroce/refcnt)
 slab0=$(slab_total)
+cp /proc/slabinfo /tmp/td.slab0
 
 # way NAME: one iteration of teardown NAME under traffic; 0 if it went right
 way() {
@@ -163,6 +172,7 @@ check_eq "module reference count back to $refcnt0 (module reloaded by rmmod way)
 check "a fresh ibv_rc_pingpong moves checked data" \
 	pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 20 -s 65536 -c
 diag "slab: $slab0 KiB at the start, $(slab_total) KiB at the end; module refcnt $refcnt0 -> $(< /sys/module/sroce/refcnt)"
+diag "slab caches that grew most (KiB): $(slab_growth /tmp/td.slab0)"
 topo_cleanup
 ip netns del $NS_C 2>/dev/null
 check "rmmod sroce at the end" rmmod sroce
