@@ -47,9 +47,7 @@ void sroce_qp_put(struct sroce_qp *qp)
 
 int sroce_qp_packet_mtu(const struct sroce_qp *qp)
 {
-	enum ib_qp_type type = qp->ibqp.qp_type;
-
-	if (type == IB_QPT_UD || type == IB_QPT_GSI)
+	if (sroce_qp_is_ud(qp))
 		return ib_mtu_enum_to_int(sroce_active_mtu(READ_ONCE(qp->sdev->ndev->mtu)));
 	return ib_mtu_enum_to_int(qp->attr.path_mtu);
 }
@@ -839,8 +837,7 @@ static int sroce_build_send_wqe(struct sroce_qp *qp,
 		break;
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
-		if (qp->ibqp.qp_type == IB_QPT_UD ||
-		    qp->ibqp.qp_type == IB_QPT_GSI) {
+		if (sroce_qp_is_ud(qp)) {
 			wqe->wr.ud.ah_num = to_sah(ud_wr(wr)->ah)->ah_num;
 			wqe->wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
 			wqe->wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;

@@ -189,6 +189,12 @@ static inline enum ib_qp_state sroce_qp_state(const struct sroce_qp *qp)
 	return READ_ONCE(qp->state);
 }
 
+/* Datagram QPs: UD and GSI (QP1, a UD QP with a fixed number). */
+static inline bool sroce_qp_is_ud(const struct sroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
 /*
  * Move the QP to ERR from any context (not hardirq) and flush both
  * queues; does nothing in RESET or ERR.  The requester calls it after a

@@ -387,11 +387,6 @@ static const struct sroce_req_ops sroce_req_ops[] = {
 		SROCE_REQ_OPS(FETCH_ADD, FETCH_ADD, FETCH_ADD, FETCH_ADD),
 };
 
-static bool sroce_qp_is_ud(const struct sroce_qp *qp)
-{
-	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
-}
-
 static u8 sroce_req_opcode(struct sroce_qp *qp, const struct sroce_swqe *swqe,
 			   bool first, bool last)
 {

@@ -105,11 +105,6 @@ static const struct sroce_opcode_info *sroce_resp_op(struct sk_buff *skb)
 	return sroce_opcode_info(SROCE_PKT(skb)->opcode);
 }
 
-static bool sroce_resp_is_ud(const struct sroce_qp *qp)
-{
-	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
-}
-
 /* RC or an XRC target: acknowledged, executed in PSN order. */
 static bool sroce_resp_is_rc(const struct sroce_qp *qp)
 {
@@ -1295,7 +1290,7 @@ static void sroce_resp_packet(struct sroce_qp *qp, struct sk_buff *skb)
 		goto out;
 	}
 
-	if (sroce_resp_is_ud(qp)) {
+	if (sroce_qp_is_ud(qp)) {
 		sroce_resp_ud(qp, skb);
 		goto out;
 	}
