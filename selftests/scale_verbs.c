@@ -12,11 +12,18 @@
  *	  objects PHASE count N create_us X per_obj_us X destroy_us X
  *	          per_destroy_us X mem_kib X slab_kib X vmalloc_kib X
  *	          pagetables_kib X
+ *	          create_med_us X destroy_med_us X destroy_max_us X
+ *	          [cq_create_med_us X qp_create_med_us X
+ *	           qp_destroy_med_us X cq_destroy_med_us X]
  *	mem_kib is the drop in MemFree while the objects exist, less the
  *	growth of this process's anonymous memory (what libibverbs and the
  *	provider allocate in userspace): the kernel's share.  slab_kib,
  *	vmalloc_kib and pagetables_kib are the growth of those /proc/meminfo
- *	lines.  All are per object.
+ *	lines.  All are per object.  The *_med_us figures are medians of the
+ *	time of each object (a QP with its CQ) or of each verb: on a loaded
+ *	host a preempted guest CPU inflates a few calls by milliseconds, which
+ *	moves the means (per_obj_us, per_destroy_us) but not the medians;
+ *	destroy_max_us is the slowest single teardown.
  *
  *   scale_verbs traffic DEV_A GID_A DEV_B GID_B NQPS SIZE SECONDS [DEPTH]
  *	One process, both devices: NQPS RC QP pairs connected directly
@@ -59,6 +66,15 @@ static double now_us(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Microseconds since *@t, which becomes now. */
+static double lap(double *t)
+{
+	double now = now_us(), d = now - *t;
+
+	*t = now;
+	return d;
 }
 
 static struct ibv_context *open_dev(const char *name)
@@ -115,17 +131,64 @@ static void mem_read(struct mem *m)
 	m->anon_kib = field_kib("/proc/self/status", "RssAnon");
 }
 
+/* ---- per-call times --------------------------------------------------- */
+
+/* The time of each call of one kind, in microseconds. */
+struct times {
+	double *us;
+	int n;
+};
+
+static void times_init(struct times *t, int n)
+{
+	t->us = calloc(n, sizeof(*t->us));
+	t->n = 0;
+	if (!t->us)
+		die("calloc", ENOMEM);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Sorts the samples; the median (0.5) or the largest (1.0) of them. */
+static double times_quantile(struct times *t, double q)
+{
+	int i;
+
+	if (!t->n)
+		return 0;
+	qsort(t->us, t->n, sizeof(*t->us), cmp_double);
+	i = (int)(q * (t->n - 1) + 0.5);
+	return t->us[i];
+}
+
+/* Element-wise a + b into a (both as long). */
+static void times_add(struct times *a, const struct times *b)
+{
+	int i;
+
+	for (i = 0; i < a->n && i < b->n; i++)
+		a->us[i] += b->us[i];
+}
+
 static void report(const char *phase, int n, double t_create, double t_destroy,
-		   const struct mem *a, const struct mem *b)
+		   const struct mem *a, const struct mem *b,
+		   struct times *create, struct times *destroy)
 {
 	double kern = (a->free_kib - b->free_kib) - (b->anon_kib - a->anon_kib);
 
-	printf("objects %s count %d create_us %.0f per_obj_us %.1f destroy_us %.0f per_destroy_us %.1f mem_kib %.2f slab_kib %.2f vmalloc_kib %.2f pagetables_kib %.2f\n",
+	printf("objects %s count %d create_us %.0f per_obj_us %.1f destroy_us %.0f per_destroy_us %.1f mem_kib %.2f slab_kib %.2f vmalloc_kib %.2f pagetables_kib %.2f",
 	       phase, n, t_create, t_create / n, t_destroy, t_destroy / n,
 	       kern / n, (double)(b->slab_kib - a->slab_kib) / n,
 	       (double)(b->vmalloc_kib - a->vmalloc_kib) / n,
 	       (double)(b->pagetables_kib - a->pagetables_kib) / n);
-	fflush(stdout);
+	printf(" create_med_us %.1f destroy_med_us %.1f destroy_max_us %.0f",
+	       times_quantile(create, 0.5), times_quantile(destroy, 0.5),
+	       times_quantile(destroy, 1.0));
 }
 
 static int cmd_objects(const char *dev, int n)
@@ -135,16 +198,22 @@ static int cmd_objects(const char *dev, int n)
 	struct ibv_cq **cqs = calloc(n, sizeof(*cqs));
 	struct ibv_qp **qps = calloc(n, sizeof(*qps));
 	struct ibv_mr **mrs = calloc(n, sizeof(*mrs));
+	struct times cq_create, qp_create, qp_destroy, cq_destroy;
 	struct mem m0, m1;
-	double t0, t1, t2;
+	double t0, t1, t2, t;
 	char *bufs;
 	int i;
 
 	if (!pd || !cqs || !qps || !mrs)
 		die("setup", errno ?: ENOMEM);
+	times_init(&cq_create, n);
+	times_init(&qp_create, n);
+	times_init(&qp_destroy, n);
+	times_init(&cq_destroy, n);
 
 	mem_read(&m0);
 	t0 = now_us();
+	t = t0;
 	for (i = 0; i < n; i++) {
 		struct ibv_qp_init_attr attr = {
 			.qp_type = IBV_QPT_RC,
@@ -157,30 +226,56 @@ static int cmd_objects(const char *dev, int n)
 			fprintf(stderr, "scale_verbs: after %d QPs: ", i);
 			die("ibv_create_cq", errno);
 		}
+		cq_create.us[cq_create.n++] = lap(&t);
 		attr.send_cq = attr.recv_cq = cqs[i];
 		qps[i] = ibv_create_qp(pd, &attr);
 		if (!qps[i]) {
 			fprintf(stderr, "scale_verbs: after %d QPs: ", i);
 			die("ibv_create_qp", errno);
 		}
+		qp_create.us[qp_create.n++] = lap(&t);
 	}
-	t1 = now_us();
+	t1 = t;
 	mem_read(&m1);
 	t2 = now_us();
+	t = t2;
 	for (i = 0; i < n; i++) {
 		if (ibv_destroy_qp(qps[i]))
 			die("ibv_destroy_qp", errno);
+		qp_destroy.us[qp_destroy.n++] = lap(&t);
 		if (ibv_destroy_cq(cqs[i]))
 			die("ibv_destroy_cq", errno);
+		cq_destroy.us[cq_destroy.n++] = lap(&t);
 	}
-	report("qp+cq", n, t1 - t0, now_us() - t2, &m0, &m1);
+	/* Per QP with its CQ, then per verb (the sums first: sorting). */
+	{
+		struct times create = cq_create, destroy = qp_destroy;
+
+		times_init(&create, n);
+		times_init(&destroy, n);
+		memcpy(create.us, cq_create.us, n * sizeof(double));
+		memcpy(destroy.us, qp_destroy.us, n * sizeof(double));
+		create.n = destroy.n = n;
+		times_add(&create, &qp_create);
+		times_add(&destroy, &cq_destroy);
+		report("qp+cq", n, t1 - t0, t - t2, &m0, &m1, &create, &destroy);
+		free(create.us);
+		free(destroy.us);
+	}
+	printf(" cq_create_med_us %.1f qp_create_med_us %.1f qp_destroy_med_us %.1f cq_destroy_med_us %.1f\n",
+	       times_quantile(&cq_create, 0.5), times_quantile(&qp_create, 0.5),
+	       times_quantile(&qp_destroy, 0.5), times_quantile(&cq_destroy, 0.5));
+	fflush(stdout);
 
 	/* MRs: the pages exist (and are counted) before the baseline. */
 	if (posix_memalign((void **)&bufs, MR_SIZE, (size_t)n * MR_SIZE))
 		die("posix_memalign", ENOMEM);
 	memset(bufs, 1, (size_t)n * MR_SIZE);
+	/* The same arrays again: reg_mr and dereg_mr times. */
+	cq_create.n = cq_destroy.n = 0;
 	mem_read(&m0);
 	t0 = now_us();
+	t = t0;
 	for (i = 0; i < n; i++) {
 		mrs[i] = ibv_reg_mr(pd, bufs + (size_t)i * MR_SIZE, MR_SIZE,
 				    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -189,15 +284,25 @@ static int cmd_objects(const char *dev, int n)
 			fprintf(stderr, "scale_verbs: after %d MRs: ", i);
 			die("ibv_reg_mr", errno);
 		}
+		cq_create.us[cq_create.n++] = lap(&t);
 	}
-	t1 = now_us();
+	t1 = t;
 	mem_read(&m1);
 	t2 = now_us();
-	for (i = 0; i < n; i++)
+	t = t2;
+	for (i = 0; i < n; i++) {
 		if (ibv_dereg_mr(mrs[i]))
 			die("ibv_dereg_mr", errno);
-	report("mr", n, t1 - t0, now_us() - t2, &m0, &m1);
+		cq_destroy.us[cq_destroy.n++] = lap(&t);
+	}
+	report("mr", n, t1 - t0, t - t2, &m0, &m1, &cq_create, &cq_destroy);
+	printf("\n");
+	fflush(stdout);
 
+	free(cq_create.us);
+	free(qp_create.us);
+	free(qp_destroy.us);
+	free(cq_destroy.us);
 	free(bufs);
 	free(mrs);
 	free(qps);

@@ -92,15 +92,25 @@ def render(limits, objects, traffic, fails):
                 s = objects.get((phase, n, 'sroce'), {})
                 r = objects.get((phase, n, 'rxe'), {})
                 for key, label in (('per_obj_us', 'create us'),
+                                   ('create_med_us', 'create us median'),
+                                   ('cq_create_med_us', '  create_cq median'),
+                                   ('qp_create_med_us', '  create_qp median'),
                                    ('per_destroy_us', 'destroy us'),
+                                   ('destroy_med_us', 'destroy us median'),
+                                   ('destroy_max_us', 'destroy us slowest'),
                                    ('mem_kib', 'kernel KiB'),
                                    ('slab_kib', 'slab KiB'),
                                    ('vmalloc_kib', 'vmalloc KiB')):
+                    if key not in s and key not in r:
+                        continue
                     rows.append([phase, n, label, num(s.get(key)),
                                  num(r.get(key)), ratio(s.get(key), r.get(key))])
         out.append('Objects, per object (a QP with its CQ: 128 send and receive WRs, '
-                   '256 CQEs; a 4 KiB MR); kernel KiB is the drop of MemFree less the '
-                   'process\'s own anonymous memory:\n')
+                   '256 CQEs; a 4 KiB MR): "us" is the mean (all objects\' time over '
+                   'their count), "median" the median time of one object (or of '
+                   'one verb), which a preempted guest CPU does not move; kernel '
+                   'KiB is the drop of MemFree less the process\'s own anonymous '
+                   'memory:\n')
         out.append(table(['object', 'count', 'figure', 'sroce', 'rxe', 'sroce/rxe'], rows))
         out.append('')
     if traffic:
