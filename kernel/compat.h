@@ -7,9 +7,14 @@
 #ifndef SROCE_COMPAT_H
 #define SROCE_COMPAT_H
 
+#include <linux/mm.h>
 #include <linux/version.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
+
+/* Built against upstream @maj.@min or later: the one version test. */
+#define SROCE_KERNEL_AT_LEAST(maj, min) \
+	(LINUX_VERSION_CODE >= KERNEL_VERSION(maj, min, 0))
 
 /*
  * ib_device_ops.create_cq: 6.1 passes the driver udata, newer kernels
@@ -17,7 +22,7 @@
  * for kernel CQs.  sroce_create_cq() is declared with
  * SROCE_CREATE_CQ_LAST_ARG and gets its udata through sroce_cq_udata().
  */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#if SROCE_KERNEL_AT_LEAST(6, 10)
 #define SROCE_CREATE_CQ_LAST_ARG struct uverbs_attr_bundle *attrs
 
 static inline struct ib_udata *sroce_cq_udata(struct uverbs_attr_bundle *attrs)
@@ -30,6 +35,21 @@ static inline struct ib_udata *sroce_cq_udata(struct uverbs_attr_bundle *attrs)
 static inline struct ib_udata *sroce_cq_udata(struct ib_udata *udata)
 {
 	return udata;
+}
+#endif
+
+/* vm_flags became read-only outside mm in v6.3: vm_flags_set(). */
+#if SROCE_KERNEL_AT_LEAST(6, 3)
+static inline void sroce_vma_set_flags(struct vm_area_struct *vma,
+				       vm_flags_t flags)
+{
+	vm_flags_set(vma, flags);
+}
+#else
+static inline void sroce_vma_set_flags(struct vm_area_struct *vma,
+				       vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
 }
 #endif
 

@@ -552,6 +552,7 @@ static int sroce_qp_alloc_rings(struct sroce_qp *qp,
 				struct ib_ucontext *uctx)
 {
 	struct ib_qp_cap *cap = &init->cap;
+	bool has_rq;
 	u32 sq_slot, rq_slot;
 	int err;
 
@@ -559,26 +560,22 @@ static int sroce_qp_alloc_rings(struct sroce_qp *qp,
 				  max_t(size_t, max(cap->max_send_sge, 1U) *
 					sizeof(struct sroce_sge),
 					cap->max_inline_data));
-	err = sroce_ring_alloc(&qp->sq, uctx, cap->max_send_wr, sq_slot);
-	if (err)
-		return err;
-
+	rq_slot = sroce_slot_size(sizeof(struct sroce_recv_wqe),
+				  cap->max_recv_sge * sizeof(struct sroce_sge));
 	/*
+	 * Both rings in one allocation and one mapping (uapi/sroce-abi.h).
 	 * With an SRQ there is no RQ, nor on either half of XRC (the
 	 * initiator receives nothing, the target uses XRC SRQs): rq stays
 	 * absent, its info zero.
 	 */
-	if (!init->srq && init->qp_type != IB_QPT_XRC_INI &&
-	    init->qp_type != IB_QPT_XRC_TGT) {
-		rq_slot = sroce_slot_size(sizeof(struct sroce_recv_wqe),
-					  cap->max_recv_sge *
-					  sizeof(struct sroce_sge));
-		err = sroce_ring_alloc(&qp->rq, uctx, cap->max_recv_wr,
-				       rq_slot);
-		if (err) {
-			sroce_ring_free(&qp->sq);
-			return err;
-		}
+	has_rq = !init->srq && init->qp_type != IB_QPT_XRC_INI &&
+		 init->qp_type != IB_QPT_XRC_TGT;
+	err = sroce_ring_alloc_pair(&qp->sq, cap->max_send_wr, sq_slot,
+				    has_rq ? &qp->rq : NULL,
+				    cap->max_recv_wr, rq_slot, uctx);
+	if (err)
+		return err;
+	if (has_rq) {
 		qp->cap.max_recv_wr = sroce_ring_size(&qp->rq);
 		qp->cap.max_recv_sge = sroce_recv_slot_max_sge(&qp->rq);
 	}

@@ -3,8 +3,10 @@
  * ring.h - the rings of CQs, send and receive queues (layout in
  * uapi/sroce-abi.h: a 256-byte header, then 2^n slots).
  *
- * A user object's ring is vmalloc_user() memory mapped into the process:
- * the peer's index and every slot the peer writes are hostile, so the
+ * A user object's ring is zeroed memory mapped into the process (see
+ * ucontext.c; a QP's send and receive rings share one mapping, one after
+ * the other): the peer's index and every slot the peer writes are hostile,
+ * so the
  * kernel keeps its own copy of the index it owns, checks the peer's index
  * against it (sroce_ring_published(), sroce_ring_room()), and copies a slot
  * into kernel memory before it validates it.  A kernel object's ring is
@@ -26,8 +28,14 @@ struct sroce_ring {
 	u32 mask;			/* entries - 1 */
 	u32 log2_entries;
 	u32 entry_size;
-	u32 buf_size;			/* header + slots, page aligned */
-	/* User rings: the mmap entry owns the memory (see ucontext.c). */
+	u32 offset;			/* of hdr in the memory below */
+	u32 map_size;			/* all of that memory, page aligned */
+	/*
+	 * The memory this ring owns; NULL in the second ring of a pair,
+	 * which lives in the first one's.  User rings: the mmap entry owns
+	 * it (see ucontext.c).
+	 */
+	void *buf;
 	struct rdma_user_mmap_entry *mentry;
 	u64 mmap_offset;
 };
@@ -39,6 +47,15 @@ struct sroce_ring {
  */
 int sroce_ring_alloc(struct sroce_ring *ring, struct ib_ucontext *uctx,
 		     u32 min_entries, u32 entry_size);
+/*
+ * Two rings in one allocation and, for @uctx, one mapping (a QP's send and
+ * receive queues): one allocation, one mmap entry and one mmap() instead
+ * of two each.  @second may be NULL.  Free @second before @first.
+ */
+int sroce_ring_alloc_pair(struct sroce_ring *first, u32 first_entries,
+			  u32 first_entry_size, struct sroce_ring *second,
+			  u32 second_entries, u32 second_entry_size,
+			  struct ib_ucontext *uctx);
 void sroce_ring_free(struct sroce_ring *ring);
 void sroce_ring_get_info(const struct sroce_ring *ring,
 			 struct sroce_ring_info *info);

@@ -23,7 +23,7 @@
  * Bumped on any incompatible change.  The kernel reports it as the uverbs
  * ABI version of the device; the provider accepts exactly this value.
  */
-#define SROCE_ABI_VERSION	1
+#define SROCE_ABI_VERSION	2
 
 /*
  * Driver id reported by the kernel device (ib_device_ops.driver_id) and
@@ -38,9 +38,13 @@
 /* -------------------------------------------------------------------------
  * Shared rings
  *
- * A ring is one mmap()ed, page-aligned region: a header of
- * SROCE_RING_HDR_SIZE bytes followed by 2^log2_entries slots of entry_size
- * bytes each (entry_size is a power of two, at least 64).  Indices are
+ * A ring is a header of SROCE_RING_HDR_SIZE bytes followed by
+ * 2^log2_entries slots of entry_size bytes each (entry_size is a power of
+ * two, at least 64), at @offset (a multiple of SROCE_RING_ALIGN) in one
+ * mmap()ed, page-aligned region.  A CQ's or SRQ's ring is alone in its
+ * region, at offset 0.  A QP's send and receive rings share one region
+ * (one mmap() per QP): the send ring at 0, the receive ring right after
+ * it; both sroce_ring_info carry the same mmap_offset and mmap_size.  Indices are
  * free-running 32-bit counters; slot = index & (2^log2_entries - 1); the ring
  * is empty when producer == consumer and full when
  * producer - consumer == 2^log2_entries.
@@ -58,6 +62,7 @@
  *   completion   kernel           provider
  */
 #define SROCE_RING_HDR_SIZE	256
+#define SROCE_RING_ALIGN	64
 
 struct sroce_ring_hdr {
 	__u32 producer;
@@ -85,10 +90,10 @@ struct sroce_ring_hdr {
 /* Where and how big a ring is; returned by the create commands. */
 struct sroce_ring_info {
 	__aligned_u64 mmap_offset;	/* offset to pass to mmap() on the cmd fd */
-	__u32 mmap_size;		/* bytes to map: header plus all slots */
+	__u32 mmap_size;		/* bytes to map: the whole region */
 	__u32 log2_entries;
 	__u32 entry_size;
-	__u32 reserved;
+	__u32 offset;			/* of the ring's header in the region */
 };
 
 /* -------------------------------------------------------------------------
@@ -214,6 +219,7 @@ struct sroce_resize_cq_resp {
 	struct sroce_ring_info cq;
 };
 
+/* Both rings in one region (see "Shared rings"). */
 struct sroce_create_qp_resp {
 	struct sroce_ring_info sq;
 	struct sroce_ring_info rq;	/* zeroed when the QP uses an SRQ */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //
-// Queue pairs: creation maps the send queue and (unless an SRQ is used) the
-// receive queue rings the kernel allocated; state changes and queries are
-// kernel commands.  Posting lives in post.cpp and wr_ex.cpp.
+// Queue pairs: creation maps the region of the send queue and (unless an
+// SRQ is used) receive queue rings the kernel allocated, with one mmap();
+// state changes and queries are kernel commands.  Posting lives in post.cpp
+// and wr_ex.cpp.
 //
 // XRC: a send QP (XRC initiator) has a send queue only; a receive QP (XRC
 // target) has no queues at all: the kernel creates it in an XRC domain,
@@ -133,8 +134,8 @@ ibv_qp *create_qp_ex(ibv_context *ctx, ibv_qp_init_attr_ex *attr)
 	if (attr->srq) {
 		qp->srq = from_srq(attr->srq);
 	} else {
-		ret = queue_map(&qp->rq, ctx, drv.rq, sizeof(sroce_recv_wqe),
-				true);
+		ret = queue_share(&qp->rq, qp->sq, drv.sq, drv.rq,
+				  sizeof(sroce_recv_wqe));
 		if (ret)
 			goto err_unmap;
 	}

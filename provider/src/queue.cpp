@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //
 // Mapping the rings the kernel allocates for CQs, QPs and SRQs.  The
-// create command returns a struct sroce_ring_info; the ring is mmap()ed
-// shared on the context's command fd at its offset (an
-// rdma_user_mmap_entry on the kernel side, which insists on the exact size).
+// create command returns a struct sroce_ring_info; the ring's region is
+// mmap()ed shared on the context's command fd at its offset (an
+// rdma_user_mmap_entry on the kernel side, which insists on the exact size)
+// and the ring starts at info.offset in it.  A QP's receive ring shares the
+// send ring's region (queue_share()): one mmap() per QP.
 #include <sys/mman.h>
 
 #include <cerrno>
@@ -33,7 +35,27 @@ int queue_map(Queue *q, ibv_context *ctx, const sroce_ring_info &info,
 
 	q->map = p;
 	q->map_size = info.mmap_size;
-	q->ring.attach(p, info.log2_entries, info.entry_size);
+	q->ring.attach(static_cast<uint8_t *>(p) + info.offset,
+		       info.log2_entries, info.entry_size);
+	return 0;
+}
+
+int queue_share(Queue *q, const Queue &owner, const sroce_ring_info &owner_info,
+		const sroce_ring_info &info, uint32_t min_entry)
+{
+	// No receive ring (XRC, zero entries): an all-zero ring_info.
+	if (!info.mmap_size && !info.mmap_offset)
+		return 0;
+	// Same region as the owner's, which must be mapped; the geometry
+	// check then keeps the ring inside that mapping.
+	if (!owner.map || info.mmap_offset != owner_info.mmap_offset ||
+	    info.mmap_size != owner.map_size ||
+	    !ring_geometry_ok(info, min_entry))
+		return EPROTO;
+	q->map = nullptr;
+	q->map_size = 0;
+	q->ring.attach(static_cast<uint8_t *>(owner.map) + info.offset,
+		       info.log2_entries, info.entry_size);
 	return 0;
 }
 

@@ -111,17 +111,17 @@ private:
 };
 
 // Is a ring description from the kernel usable for slots of at least
-// @min_entry bytes?  Checked before mapping: a bad size would make us read or
-// write past the mapping.
+// @min_entry bytes?  Checked before mapping: a bad size or offset would make
+// us read or write past the mapping.
 inline bool ring_geometry_ok(const sroce_ring_info &info, uint32_t min_entry)
 {
 	if (info.log2_entries > 24 || info.entry_size < 64 ||
 	    info.entry_size > 65536 ||
 	    (info.entry_size & (info.entry_size - 1)) != 0 ||
-	    info.entry_size < min_entry)
+	    info.entry_size < min_entry || info.offset % SROCE_RING_ALIGN)
 		return false;
 
-	uint64_t need = SROCE_RING_HDR_SIZE +
+	uint64_t need = static_cast<uint64_t>(info.offset) + SROCE_RING_HDR_SIZE +
 			(static_cast<uint64_t>(info.entry_size) << info.log2_entries);
 
 	return info.mmap_size >= need;

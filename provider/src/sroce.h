@@ -35,7 +35,7 @@ struct Context {
 struct Queue {
 	pthread_spinlock_t lock;
 	RingView ring;
-	void *map;
+	void *map;		// null when the ring lives in another queue's mapping
 	size_t map_size;
 };
 
@@ -131,6 +131,8 @@ const verbs_context_ops *context_ops();
 // queue.cpp
 int queue_map(Queue *q, ibv_context *ctx, const sroce_ring_info &info,
 	      uint32_t min_entry, bool optional = false);
+int queue_share(Queue *q, const Queue &owner, const sroce_ring_info &owner_info,
+		const sroce_ring_info &info, uint32_t min_entry);
 void queue_unmap(Queue *q);
 
 // pd.cpp / mr.cpp

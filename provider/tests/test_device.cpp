@@ -17,8 +17,8 @@ TEST(DeviceOps, IdentityAndAbiRange)
 
 	ASSERT_NE(ops, nullptr);
 	EXPECT_STREQ(ops->name, "sroce");
-	EXPECT_EQ(ops->match_min_abi_version, 1u);
-	EXPECT_EQ(ops->match_max_abi_version, 1u);
+	EXPECT_EQ(ops->match_min_abi_version, 2u); // 2: a QP's rings in one region
+	EXPECT_EQ(ops->match_max_abi_version, 2u);
 	EXPECT_EQ(ops->match_min_abi_version, static_cast<uint32_t>(SROCE_ABI_VERSION));
 	EXPECT_EQ(ops->match_device, nullptr);   // the table alone decides
 	EXPECT_EQ(ops->import_context, nullptr);
@@ -59,7 +59,7 @@ TEST(DeviceOps, AllocDeviceIsZeroedAndBigEnough)
 	EXPECT_EQ(vdev->device._ops._dummy2, nullptr);
 	EXPECT_EQ(vdev->ops, nullptr);
 	EXPECT_EQ(vdev->sysfs, nullptr);
-	EXPECT_EQ(sroce::from_member<sroce::Device>(vdev)->abi_version, 1u);
+	EXPECT_EQ(sroce::from_member<sroce::Device>(vdev)->abi_version, 2u);
 	EXPECT_GE(sizeof(sroce::Device), sizeof(verbs_device));
 	ops->uninit_device(vdev);
 }

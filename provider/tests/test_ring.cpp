@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 #include <thread>
 
 #include "fake_ring.h"
 #include "ring.h"
+#include "sroce.h"
 
 namespace {
 
@@ -117,6 +119,65 @@ TEST(Ring, GeometryChecks)
 	i.log2_entries = 31;
 	i.mmap_size = UINT32_MAX;
 	EXPECT_FALSE(sroce::ring_geometry_ok(i, 16)); // absurd ring
+}
+
+// The second ring of a QP's region: its offset counts against the mapping.
+TEST(Ring, GeometryChecksOffset)
+{
+	sroce_ring_info i{};
+	i.log2_entries = 4;
+	i.entry_size = 64;
+	i.mmap_size = 4096;
+	i.offset = 4096 - 256 - 16 * 64;
+	EXPECT_TRUE(sroce::ring_geometry_ok(i, 64)); // ends at the last byte
+	i.offset += 64;
+	EXPECT_FALSE(sroce::ring_geometry_ok(i, 64)); // one slot past the end
+	i.offset = 8;
+	EXPECT_FALSE(sroce::ring_geometry_ok(i, 64)); // misaligned header
+	i.offset = UINT32_MAX - 63;
+	EXPECT_FALSE(sroce::ring_geometry_ok(i, 64)); // no 32-bit wrap
+}
+
+// A QP's receive ring is attached inside the send ring's mapping, only
+// when the kernel describes the same region.
+TEST(Ring, QueueShareUsesTheOwnersRegion)
+{
+	alignas(4096) static uint8_t region[8192];
+	sroce_ring_info sq{}, rq{};
+	sroce::Queue owner{}, q{};
+
+	sq.mmap_offset = 0x10000;
+	sq.mmap_size = sizeof(region);
+	sq.log2_entries = 4;
+	sq.entry_size = 128;
+	rq = sq;
+	rq.entry_size = 64;
+	rq.offset = 256 + 16 * 128;
+	owner.map = region;
+	owner.map_size = sizeof(region);
+	owner.ring.attach(region, sq.log2_entries, sq.entry_size);
+
+	ASSERT_EQ(sroce::queue_share(&q, owner, sq, rq, 64), 0);
+	EXPECT_EQ(q.map, nullptr); // the owner unmaps the region
+	EXPECT_EQ(static_cast<void *>(q.ring.header()), region + rq.offset);
+	EXPECT_EQ(q.ring.slot(0), region + rq.offset + SROCE_RING_HDR_SIZE);
+	EXPECT_EQ(q.ring.size(), 16u);
+
+	sroce_ring_info bad = rq;
+	bad.mmap_offset += 4096;
+	EXPECT_EQ(sroce::queue_share(&q, owner, sq, bad, 64), EPROTO);
+	bad = rq;
+	bad.mmap_size = 4096; // not the owner's region
+	EXPECT_EQ(sroce::queue_share(&q, owner, sq, bad, 64), EPROTO);
+	bad = rq;
+	bad.offset = sizeof(region) - 256; // slots past the region
+	EXPECT_EQ(sroce::queue_share(&q, owner, sq, bad, 64), EPROTO);
+	sroce::Queue unmapped{};
+	EXPECT_EQ(sroce::queue_share(&q, unmapped, sq, rq, 64), EPROTO);
+	// No receive ring at all (an XRC initiator): nothing attached.
+	sroce::Queue none{};
+	EXPECT_EQ(sroce::queue_share(&none, owner, sq, sroce_ring_info{}, 64), 0);
+	EXPECT_FALSE(none.ring.attached());
 }
 
 // One thread produces sequence numbers, the other consumes and checks them,
