@@ -92,7 +92,7 @@ void set_limits(Qp *qp, ibv_qp_init_attr_ex *attr)
 	attr->cap.max_inline_data = qp->send.max_inline;
 	attr->cap.max_send_wr = std::min(attr->cap.max_send_wr,
 					 qp->sq.ring.size());
-	if (!attr->srq && qp->rq.map) {
+	if (!attr->srq && qp->rq.ring.attached()) {
 		qp->max_recv_sge = std::min(
 			attr->cap.max_recv_sge,
 			recv_slot_max_sge(qp->rq.ring.entry_size()));
@@ -235,7 +235,7 @@ int query_qp(ibv_qp *ibqp, ibv_qp_attr *attr, int mask,
 	attr->cap.max_inline_data = std::min(attr->cap.max_inline_data,
 					     qp->send.max_inline);
 	attr->cap.max_send_wr = std::min(attr->cap.max_send_wr, qp->sq.ring.size());
-	if (!qp->srq && qp->rq.map) {
+	if (!qp->srq && qp->rq.ring.attached()) {
 		attr->cap.max_recv_sge = std::min(attr->cap.max_recv_sge,
 						  qp->max_recv_sge);
 		attr->cap.max_recv_wr = std::min(attr->cap.max_recv_wr,
