@@ -34,7 +34,7 @@
  *
  * Locking: cc.lock covers the state; it is taken from the requester
  * (under req.lock, BHs off) and from the receive softirq, never the other
- * way round, and nothing is called under it.
+ * way round, and nothing but a tracepoint is called under it.
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -288,22 +288,28 @@ static void sroce_cc_at_line_rate(struct sroce_cc_qp *cc,
 
 /* One rate increase event (timer or byte counter already counted). */
 static void sroce_cc_increase(struct sroce_cc_qp *cc,
-			      const struct sroce_cc_params *p)
+			      const struct sroce_cc_params *p, bool by_bytes)
 {
 	u32 f = READ_ONCE(p->fast_recovery);
 	u32 line = sroce_cc_line(p);
 	u64 rt = cc->rt_kbps;
+	u8 stage = SROCE_CC_STAGE_FR;
 
 	if (max(cc->timer_steps, cc->byte_steps) > f) {
-		if (min(cc->timer_steps, cc->byte_steps) > f)
+		if (min(cc->timer_steps, cc->byte_steps) > f) {
 			rt += READ_ONCE(p->rate_hai_kbps);
-		else
+			stage = SROCE_CC_STAGE_HAI;
+		} else {
 			rt += READ_ONCE(p->rate_ai_kbps);
+			stage = SROCE_CC_STAGE_AI;
+		}
 	}
 	cc->rt_kbps = min_t(u64, rt, line);
 	cc->rc_kbps = DIV_ROUND_UP((u64)cc->rt_kbps + cc->rc_kbps, 2);
 	if (cc->rc_kbps >= line)
 		sroce_cc_at_line_rate(cc, p);
+	trace_sroce_cc_rate_increase(&container_of(cc, struct sroce_qp, cc)->ibqp,
+				     cc->rc_kbps, cc->rt_kbps, stage, by_bytes);
 }
 
 /* Apply the alpha periods that ended before @now. */
@@ -343,14 +349,23 @@ static void sroce_cc_rate_catch_up(struct sroce_cc_qp *cc,
 	}
 	while (n-- && cc->paced && cc->rc_kbps < sroce_cc_line(p)) {
 		cc->timer_steps++;
-		sroce_cc_increase(cc, p);
+		sroce_cc_increase(cc, p, false);
 	}
 }
 
 /* Wire time of @bytes at @kbps, in ns. */
-static u64 sroce_cc_wire_ns(u32 bytes, u32 kbps)
+static u64 sroce_cc_kbps_ns(u64 bytes, u32 kbps)
 {
-	return div_u64((u64)bytes * 8 * USEC_PER_SEC, max(kbps, 1U));
+	return div64_u64(bytes * 8 * USEC_PER_SEC, max(kbps, 1U));
+}
+
+u64 sroce_cc_wire_ns(const struct sroce_cc_qp *cc, u64 bytes)
+{
+	/*
+	 * Without cc.lock: the requester only spaces its AckReqs by it, and
+	 * a rate a moment old spaces them just as well.
+	 */
+	return sroce_cc_kbps_ns(bytes, data_race(READ_ONCE(cc->rc_kbps)));
 }
 
 bool sroce_cc_tx_budget(struct sroce_qp *qp, u32 bytes)
@@ -378,9 +393,9 @@ bool sroce_cc_tx_budget(struct sroce_qp *qp, u32 bytes)
 		spin_unlock(&cc->lock);
 		return false;
 	}
-	burst = sroce_cc_wire_ns(SROCE_CC_BURST, cc->rc_kbps);
+	burst = sroce_cc_kbps_ns(SROCE_CC_BURST, cc->rc_kbps);
 	cc->next_send = max(cc->next_send, now > burst ? now - burst : 0) +
-			sroce_cc_wire_ns(bytes, cc->rc_kbps);
+			sroce_cc_kbps_ns(bytes, cc->rc_kbps);
 
 	/* Byte counter: one increase step every B bytes. */
 	b = READ_ONCE(p->byte_counter);
@@ -388,7 +403,7 @@ bool sroce_cc_tx_budget(struct sroce_qp *qp, u32 bytes)
 	while (cc->bytes >= b && cc->rc_kbps < sroce_cc_line(p)) {
 		cc->bytes -= b;
 		cc->byte_steps++;
-		sroce_cc_increase(cc, p);
+		sroce_cc_increase(cc, p, true);
 	}
 send:
 	spin_unlock(&cc->lock);

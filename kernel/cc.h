@@ -114,6 +114,9 @@ static inline bool sroce_cc_paced(const struct sroce_cc_qp *cc)
 
 bool sroce_cc_tx_budget(struct sroce_qp *qp, u32 bytes);
 
+/* Time @bytes take on the wire at the QP's current rate, in ns. */
+u64 sroce_cc_wire_ns(const struct sroce_cc_qp *cc, u64 bytes);
+
 /*
  * Receive (recv.c), for a packet that passed every check of @qp:
  * sroce_cc_rx_ce() when its IP header says CE, sroce_cc_rx_cnp() when it

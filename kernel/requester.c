@@ -434,6 +434,25 @@ static void sroce_req_position(struct sroce_requester *req,
 		pos->last = true;
 }
 
+static unsigned long sroce_req_probe_delay(const struct sroce_requester *req);
+
+/*
+ * A paced QP (congestion control) sends slowly: the packets it has not
+ * asked an ACK for must not span more than a quarter of the probe delay
+ * at its current rate, or a probe would resend what is merely still
+ * being paced out.  At a few Mbit/s that means an AckReq on every packet;
+ * near line rate on every few, as unpaced.
+ */
+static bool sroce_req_paced_ack_due(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	if (!req->timeout)
+		return false;
+	return sroce_cc_wire_ns(&qp->cc, (u64)req->noack_pkts * req->mtu) >=
+	       jiffies_to_nsecs(sroce_req_probe_delay(req)) / 4;
+}
+
 /* AckReq on the last packet of a message and every few packets. */
 static u32 sroce_req_pkt_flags(struct sroce_qp *qp,
 			       const struct sroce_swqe *swqe,
@@ -443,12 +462,8 @@ static u32 sroce_req_pkt_flags(struct sroce_qp *qp,
 	u32 every = clamp_t(u32, req->window / 4, 1, SROCE_REQ_ACKREQ_EVERY);
 	u32 flags = 0;
 
-	/*
-	 * A paced QP (congestion control) may take longer to send a few
-	 * packets than its ACK timeout: ask for an ACK with every one.
-	 */
 	if (pos->last || ++req->noack_pkts >= every ||
-	    unlikely(sroce_cc_paced(&qp->cc))) {
+	    unlikely(sroce_cc_paced(&qp->cc) && sroce_req_paced_ack_due(qp))) {
 		flags |= SROCE_PKT_ACKREQ;
 		req->noack_pkts = 0;
 	}
@@ -757,17 +772,17 @@ static enum sroce_req_step sroce_req_send(struct sroce_qp *qp)
 }
 
 /*
- * Bytes the next packet (at req.psn of WQE cur) takes on the wire, for
- * pacing: payload and RoCEv2 headers, UDP, IP and Ethernet.
+ * Bytes the packet at @psn of @swqe takes on the wire, for pacing:
+ * payload and RoCEv2 headers, UDP, IP and Ethernet.
  */
-static u32 sroce_req_wire_bytes(struct sroce_qp *qp)
+static u32 sroce_req_wire_bytes(struct sroce_qp *qp,
+				const struct sroce_swqe *swqe, u32 psn)
 {
 	struct sroce_requester *req = &qp->req;
-	struct sroce_swqe *swqe = sroce_req_swqe(qp, req->cur);
 	struct sroce_req_pos pos;
 	u8 opcode;
 
-	sroce_req_position(req, swqe, req->psn, &pos);
+	sroce_req_position(req, swqe, psn, &pos);
 	opcode = sroce_req_opcode(qp, swqe, pos.first, pos.last);
 	return ALIGN(pos.paylen, 4) + sroce_hdr_len(opcode) + SROCE_ICRC_LEN +
 	       SROCE_UDP_HDR_LEN +
@@ -933,7 +948,8 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp)
 	}
 	/* Congestion control: the pace timer kicks us when it is time. */
 	if (unlikely(sroce_cc_paced(&qp->cc)) &&
-	    !sroce_cc_tx_budget(qp, sroce_req_wire_bytes(qp)))
+	    !sroce_cc_tx_budget(qp, sroce_req_wire_bytes(qp,
+				sroce_req_swqe(qp, req->cur), req->psn)))
 		return SROCE_REQ_IDLE;
 	return sroce_req_send(qp);
 }
@@ -1196,12 +1212,21 @@ void sroce_req_alive(struct sroce_qp *qp)
 		sroce_req_mod_retrans(req);
 }
 
+/* What sroce_req_probe() did. */
+enum sroce_req_probe_result {
+	SROCE_PROBE_SENT,	/* sent (or lost on the way) */
+	SROCE_PROBE_NONE,	/* nothing to probe with */
+	SROCE_PROBE_PACED,	/* not yet: the pacer kicks us when it may go */
+};
+
 /*
  * First stage of the retransmit timer: resend the packet at comp.psn
- * alone, without moving the send position.  Returns false when there is
- * nothing to probe with (it belongs to a locally failed WQE).
+ * alone, without moving the send position.  Nothing to probe with: the
+ * packet belongs to a locally failed WQE.  A paced QP's probe waits for
+ * its turn like any packet, so that recovery does not burst into the
+ * congested queue the rate was cut for.
  */
-static bool sroce_req_probe(struct sroce_qp *qp)
+static enum sroce_req_probe_result sroce_req_probe(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
 	enum ib_wc_status status = IB_WC_SUCCESS;
@@ -1212,14 +1237,14 @@ static bool sroce_req_probe(struct sroce_qp *qp)
 
 	for (i = req->tail; i != req->head; i++) {
 		if (req->local_error && i == req->fail_index)
-			return false;
+			return SROCE_PROBE_NONE;
 		if (!sroce_psn_before(sroce_req_swqe(qp, i)->last_psn, psn)) {
 			swqe = sroce_req_swqe(qp, i);
 			break;
 		}
 	}
 	if (!swqe)
-		return false;
+		return SROCE_PROBE_NONE;
 	/*
 	 * A READ whose responses have begun to arrive is probed with a
 	 * request for its last response only.  A responder still sending
@@ -1232,18 +1257,21 @@ static bool sroce_req_probe(struct sroce_qp *qp)
 	if (sroce_swqe_is_read(swqe) && psn != swqe->first_psn)
 		psn = swqe->last_psn;
 
+	if (unlikely(sroce_cc_paced(&qp->cc)) &&
+	    !sroce_cc_tx_budget(qp, sroce_req_wire_bytes(qp, swqe, psn)))
+		return SROCE_PROBE_PACED;
 	skb = sroce_req_build(qp, swqe, psn, SROCE_PKT_ACKREQ, &status);
 	if (!skb)
-		return true;	/* the full timeout will resend it */
+		return SROCE_PROBE_SENT;	/* the full timeout resends it */
 	if (status != IB_WC_SUCCESS) {
 		kfree_skb(skb);
-		return false;
+		return SROCE_PROBE_NONE;
 	}
 	trace_sroce_retransmit(&qp->ibqp, psn, sroce_psn_next(psn), "probe");
 	atomic64_inc(&qp->sdev->stats.req_retransmits);
 	atomic64_inc(&qp->sdev->stats.req_probes);
 	sroce_pkt_send(qp, skb);
-	return true;
+	return SROCE_PROBE_SENT;
 }
 
 /*
@@ -1265,17 +1293,24 @@ static void sroce_req_handle_timeout(struct sroce_qp *qp)
 		return;
 
 	if (!req->probed && sroce_req_probe_delay(req) < req->timeout) {
-		req->probed = true;
 		/*
 		 * Silence: the go-back-N under way, if any, is not coming
 		 * through.  A gap the probe's answer shows (a READ's last
 		 * response after lost ones) must start a new one.
 		 */
 		qp->comp.retry_started = false;
-		if (sroce_req_probe(qp)) {
+		switch (sroce_req_probe(qp)) {
+		case SROCE_PROBE_SENT:
+			req->probed = true;
 			mod_timer(&req->retrans_timer, jiffies + req->timeout -
 				  sroce_req_probe_delay(req));
 			return;
+		case SROCE_PROBE_PACED:
+			/* The pace timer's kick handles the timeout again. */
+			set_bit(SROCE_REQ_TIMEOUT, &req->pending);
+			return;
+		case SROCE_PROBE_NONE:
+			break;
 		}
 	}
 	req->probed = false;

@@ -315,6 +315,44 @@ TRACE_EVENT(sroce_cc_rate_cut,
 		  __entry->rt_kbps, __entry->alpha)
 );
 
+/*
+ * sroce_cc_rate_increase: one DCQCN increase step of the QP, caused by the
+ * rate timer or the byte counter, in stage fast recovery (target kept),
+ * additive or hyper increase; @rc_kbps and @rt_kbps after the step.
+ */
+#define SROCE_CC_STAGE_FR	0
+#define SROCE_CC_STAGE_AI	1
+#define SROCE_CC_STAGE_HAI	2
+
+TRACE_EVENT(sroce_cc_rate_increase,
+	TP_PROTO(const struct ib_qp *ibqp, u32 rc_kbps, u32 rt_kbps, u8 stage,
+		 bool by_bytes),
+	TP_ARGS(ibqp, rc_kbps, rt_kbps, stage, by_bytes),
+	TP_STRUCT__entry(
+		__array(char, dev, IB_DEVICE_NAME_MAX)
+		__field(u32, qpn)
+		__field(u32, rc_kbps)
+		__field(u32, rt_kbps)
+		__field(u8, stage)
+		__field(bool, by_bytes)
+	),
+	TP_fast_assign(
+		SROCE_TP_QP_ASSIGN;
+		__entry->rc_kbps = rc_kbps;
+		__entry->rt_kbps = rt_kbps;
+		__entry->stage = stage;
+		__entry->by_bytes = by_bytes;
+	),
+	TP_printk("%s qpn=%u rc_kbps=%u rt_kbps=%u stage=%s by=%s",
+		  __entry->dev, __entry->qpn, __entry->rc_kbps,
+		  __entry->rt_kbps,
+		  __print_symbolic(__entry->stage,
+				   { SROCE_CC_STAGE_FR, "fast_recovery" },
+				   { SROCE_CC_STAGE_AI, "additive" },
+				   { SROCE_CC_STAGE_HAI, "hyper" }),
+		  __entry->by_bytes ? "byte_counter" : "timer")
+);
+
 #endif /* SROCE_TRACE_H */
 
 /* Out of tree: define_trace.h finds this file through -I (see Kbuild). */
