@@ -15,7 +15,15 @@
 #     name the sender's QP; at most one CNP per QP per cnp_interval_us;
 #   - with rp_enable 0 CNPs are counted but cut nothing;
 #   - a CNP built like a ConnectX NIC's (raw socket) cuts the rate of the
-#     QP it names; one with a bad ICRC is dropped;
+#     QP it names; one with a bad ICRC is dropped; after the cut the rate
+#     climbs back through fast recovery, additive and hyper increase, by
+#     rate timer and by byte counter (sroce_cc_rate_increase events), and
+#     alpha decays with the alpha timer (a second CNP cuts less);
+#   - a QP paced at an emulated line rate sends at that rate, not above;
+#   - an incast through the bottleneck (scripts/cc-bench.d/guest: two
+#     senders, a small-message flow), DCQCN on versus off: with DCQCN
+#     (next to) no drops, fewer retransmissions, fair shares (Jain's index),
+#     the link used; without it RED drops;
 #   - rdma_rxe, which ignores ECN and CNPs, still exchanges checked data
 #     with sroce through the marking bottleneck, both ways.
 # Behaviour is asserted, not timings.
@@ -98,7 +106,7 @@ stop_capture() { kill "$CAP_PID" 2>/dev/null; wait "$CAP_PID" 2>/dev/null; }
 # bottleneck NS IFACE RATE: htb rate limit with a shallow ECN-marking RED
 bottleneck() {
 	in_ns "$1" tc qdisc replace dev "$2" root handle 1: htb default 1 &&
-	in_ns "$1" tc class add dev "$2" parent 1: classid 1:1 htb rate "$3" burst 4k &&
+	in_ns "$1" tc class add dev "$2" parent 1: classid 1:1 htb rate "$3" burst 8k cburst 8k &&
 	in_ns "$1" tc qdisc add dev "$2" parent 1:1 handle 10: red limit 64000 \
 		min 3000 max 9000 avpkt 1100 burst 4 bandwidth "$3" probability 0.5 ecn
 }
@@ -184,10 +192,10 @@ fi
 capture $NS_A $VETH_A "$TMP/cnp.pcap" "udp port 4791 and udp[8] = 0x81"
 snap A0 $DEV_A && snap B0 $DEV_B
 t0=${EPOCHREALTIME/./}
-if pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 20 -s 262144; then
-	ok "RC 20 x 256 KiB through the bottleneck, data checked$(_slow "${t0:0:-6}.${t0: -6}")"
+if pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 8 -s 262144; then
+	ok "RC 8 x 256 KiB through the bottleneck, data checked$(_slow "${t0:0:-6}.${t0: -6}")"
 else
-	not_ok "RC 20 x 256 KiB through the bottleneck, data checked"
+	not_ok "RC 8 x 256 KiB through the bottleneck, data checked"
 	diag "$PP_OUT"
 fi
 secs=$(( (${EPOCHREALTIME/./} - t0 + 999999) / 1000000 ))
@@ -249,9 +257,24 @@ check_eq "rp_enable 0: no rate cut" 0 "$(d A0 A1 cc_rate_cuts)"
 cc $DEV_A rp_enable 1
 bottleneck_cleanup $NS_A $VETH_A
 
-# ---- a CNP from a NIC ----------------------------------------------------------------
+# ---- a CNP from a NIC, and DCQCN's way back -----------------------------------------
 # A long ping-pong holds a connected QP on DEV_A; a CNP in the ConnectX
-# format, sent from DEV_B's address through a raw socket, names it.
+# format, sent from DEV_B's address through a raw socket, names it: two
+# back to back, so that the target rate falls to half the line rate (the
+# first cut keeps the target at line rate, the second sets it to the rate
+# the first left).  The way back is made long enough to watch: line rate
+# 8 Mbit/s, R_AI 20 and R_HAI 100 kbit/s, a rate step every 10 ms and
+# every 1 KiB sent, fast recovery 2 steps; alpha decays fast (g 1/16
+# every 1 ms) so that a third CNP 0.5 s later cuts less.
+cc $DEV_A rate_line_kbps 8000
+cc $DEV_A rate_min_kbps 100
+cc $DEV_A rate_ai_kbps 20
+cc $DEV_A rate_hai_kbps 100
+cc $DEV_A rate_timer_us 10000
+cc $DEV_A byte_counter 1024
+cc $DEV_A fast_recovery 2
+cc $DEV_A alpha_timer_us 1000
+cc $DEV_A g 64
 port=$((20000 + RANDOM % 10000))
 sgi=$(gid_index $DEV_B $IP4_B) cgi=$(gid_index $DEV_A $IP4_A)
 ip netns exec $NS_B timeout 120 ibv_rc_pingpong -d $DEV_B -g "$sgi" -p $port -n 1000000 -s 64 > "$TMP/srv" 2>&1 &
@@ -264,13 +287,45 @@ _rts() { rdma resource show qp link $DEV_A/1 | grep -q 'RTS.*ibv_rc_pingpong\|ib
 if wait_until 20 _rts; then
 	lqpn=$(rdma resource show qp link $DEV_A/1 | awk '/ibv_rc_pingpong/ { for (i = 1; i < NF; i++) if ($i == "lqpn") { print $(i + 1); exit } }')
 	snap A0 $DEV_A
-	in_ns $NS_B $PKT cnp $IP4_B $IP4_A "$lqpn"
+	if [[ $have_trace == 1 ]]; then
+		echo > $TRACING/trace
+		echo 1 > $TRACING/events/sroce/sroce_cc_rate_cut/enable
+		echo 1 > $TRACING/events/sroce/sroce_cc_rate_increase/enable
+	fi
+	in_ns $NS_B $PKT cnp $IP4_B $IP4_A "$lqpn" --count 2
 	in_ns $NS_B $PKT cnp $IP4_B $IP4_A "$lqpn" --bad-icrc
-	_cnp_in() { snap A1 $DEV_A && (($(d A0 A1 rx_cnp) >= 1 && $(d A0 A1 rx_bad_icrc) >= 1)); }
+	_cnp_in() { snap A1 $DEV_A && (($(d A0 A1 rx_cnp) >= 2 && $(d A0 A1 rx_bad_icrc) >= 1)); }
 	wait_until 10 _cnp_in
-	check_eq "a ConnectX-format CNP to QP $lqpn: received and acted on (rx_cnp, cc_rate_cuts)" \
-		"1 1" "$(d A0 A1 rx_cnp) $(d A0 A1 cc_rate_cuts)"
+	check_eq "two ConnectX-format CNPs to QP $lqpn: received and acted on (rx_cnp, cc_rate_cuts)" \
+		"2 2" "$(d A0 A1 rx_cnp) $(d A0 A1 cc_rate_cuts)"
 	check_eq "the same CNP with a bad ICRC is dropped (rx_bad_icrc)" 1 "$(d A0 A1 rx_bad_icrc)"
+	if [[ $have_trace == 1 ]]; then
+		# Back at line rate: the last increase step reports 8000.
+		_at_line() { grep -q "sroce_cc_rate_increase: $DEV_A qpn=$lqpn rc_kbps=8000 " $TRACING/trace; }
+		wait_until 20 _at_line
+		sleep 0.5
+		in_ns $NS_B $PKT cnp $IP4_B $IP4_A "$lqpn"
+		_cut3() { (($(grep -c "sroce_cc_rate_cut: $DEV_A qpn=$lqpn " $TRACING/trace) >= 3)); }
+		wait_until 10 _cut3
+		echo 0 > $TRACING/events/sroce/sroce_cc_rate_increase/enable
+		echo 0 > $TRACING/events/sroce/sroce_cc_rate_cut/enable
+		trace=$(grep "$DEV_A qpn=$lqpn " $TRACING/trace)
+		words=" $(grep sroce_cc_rate_increase <<< "$trace" | grep -o 'stage=[a-z_]*\|by=[a-z_]*' | sort -u | tr '\n' ' ')"
+		for w in stage=fast_recovery stage=additive stage=hyper by=timer by=byte_counter; do
+			check "after the cut the rate rises with $w (sroce_cc_rate_increase)" test "${words/ $w /}" != "$words"
+		done
+		check "the rate reached line rate again (rc_kbps=8000)" _at_line
+		# alpha=A/1048576 after the first cut: 1 (the initial 1 raised
+		# by g); after the third: decayed to ~0 meanwhile, then raised by
+		# g; the third cut took alpha/2 of a rate back at line rate.
+		read -r a1 _ a2 <<< "$(grep sroce_cc_rate_cut <<< "$trace" | sed -n 's/.*alpha=\([0-9]*\)\/.*/\1/p' | head -3 | tr '\n' ' ')"
+		read -r r1 _ r2 <<< "$(grep sroce_cc_rate_cut <<< "$trace" | sed -n 's/.*rc_kbps=\([0-9]*\) .*/\1/p' | head -3 | tr '\n' ' ')"
+		check "alpha decays between CNPs: alpha $a1 -> $a2 (of 1048576), cut to $r1, later to $r2 kbit/s" \
+			test "${a1:-0}" -eq 1048576 -a "${a2:-1048576}" -le 131072 -a "${r2:-0}" -ge 7000 -a "${r1:-8000}" -le 4000
+		diag "$(grep -m4 sroce_cc_rate_increase <<< "$trace")"
+	else
+		skip "DCQCN increase and alpha decay" "no tracepoints"
+	fi
 else
 	not_ok "a running ping-pong's QP for the CNP injection"
 	diag "$(rdma resource show qp link $DEV_A 2>&1)"
@@ -278,6 +333,30 @@ fi
 for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null; done
 wait 2>/dev/null
 bg_pids=()
+set -- $DEFAULTS
+for p in $PARAMS; do cc $DEV_A $p "$1"; shift; done
+
+# ---- pacing ---------------------------------------------------------------------------
+# With no bottleneck at all, a QP of a device that emulates a 4 Mbit/s port
+# sends at 4 Mbit/s: at most 5 % above (the pacer's credit is 4 KB), and
+# at least half of it (a loaded host runs the guest's pace timer late, and
+# the credit covers only 8 ms of lateness at this rate).  perftest's average counts payload only: 1024 B of every
+# 1082 B packet on the wire at this MTU.
+cc $DEV_A rate_line_kbps 4000
+cc $DEV_A rate_min_kbps 100
+port=$((20000 + RANDOM % 10000))
+sgi=$(gid_index $DEV_B $IP4_B) cgi=$(gid_index $DEV_A $IP4_A)
+in_ns $NS_B timeout 60 ib_write_bw -d $DEV_B -x "$sgi" -p $port -F -m 1024 -s 65536 -D 4 > "$TMP/srv" 2>&1 &
+spid=$!
+wait_until 15 _listening
+in_ns $NS_A timeout 60 ib_write_bw -d $DEV_A -x "$cgi" -p $port -F -m 1024 -s 65536 -D 4 $IP4_B > "$TMP/cli" 2>&1
+wait $spid
+kbps=$(awk '$1 == 65536 { printf "%d", $4 * 1048576 * 8 / 1000 * 1082 / 1024 }' "$TMP/cli")
+check "a QP paced at rate_line_kbps 4000 sends at ${kbps:-?} kbit/s on the wire (2000-4200)" \
+	test "${kbps:-0}" -ge 2000 -a "${kbps:-99999}" -le 4200
+[[ -n $kbps ]] || diag "$(tail -5 "$TMP/cli")"
+cc $DEV_A rate_line_kbps 0
+cc $DEV_A rate_min_kbps 1000
 
 # ---- rdma_rxe through the marking bottleneck ------------------------------------------------
 # sroce (in NS_B) sends ECT(0) through the bottleneck on VETH_B towards
@@ -328,6 +407,49 @@ if modprobe rdma_rxe 2>/dev/null && topo_interop 2> "$TMP/topo.err"; then
 else
 	skip "rdma_rxe through the bottleneck" "no rdma_rxe or topology (b) failed: $(< "$TMP/topo.err")"
 fi
+
+# ---- incast: DCQCN on versus off ------------------------------------------------------
+# The measurement of scripts/cc-bench, short: two sroce senders (one bulk
+# RC flow each, sender 1 also a 64 B ping-pong) into one receiver through
+# a 10 Mbit/s htb + RED-ECN switch port, 6 s with DCQCN and 6 s without
+# (SELFTEST_LONG=1: 20 s each and rdma_rxe senders too).  Figures come
+# from the bottleneck's qdisc counters, the devices' counters and
+# perftest; scripts/cc-bench.d/report.py computes them for both.  Asserted,
+# relative to the run without DCQCN in the same guest (a loaded host stalls
+# the guest for whole seconds, and the absolute figures follow the host's
+# load: scripts/cc-bench measures them): at least ten times fewer drops,
+# fewer retransmissions, more of the link used; fair shares (Jain >= 0.9).
+topo_cleanup
+rmmod rdma_rxe 2>/dev/null
+BENCH=$TMP/bench phases="dcqcn nocc" secs=6
+[[ ${SELFTEST_LONG:-0} == 1 ]] && phases="dcqcn nocc rxe" secs=20
+t0=${EPOCHREALTIME/./}
+if "$(dirname "$0")/../scripts/cc-bench.d/guest" --out "$BENCH" --rate 10 --duration $secs \
+	--phases "$phases" --lat-n 100 > "$TMP/bench.log" 2>&1; then
+	ok "incast through a 10 Mbit/s bottleneck, phases $phases ($secs s each)$(_slow "${t0:0:-6}.${t0: -6}")"
+else
+	not_ok "incast through a 10 Mbit/s bottleneck, phases $phases ($secs s each)"
+	diag "$(tail -5 "$TMP/bench.log")"
+fi
+declare -A F
+while read -r ph k v; do F[$ph.$k]=$v; done < <(python3 "$(dirname "$0")/../scripts/cc-bench.d/report.py" --figures "$BENCH" 2>/dev/null)
+while read -r line; do diag "$line"; done < <(python3 "$(dirname "$0")/../scripts/cc-bench.d/report.py" "$BENCH" 2>&1 | grep -v '^chart')
+# fig PHASE NAME [SCALE]: the figure as a whole number (x SCALE), or -1
+fig() {
+	awk -v v="${F[$1.$2]:--}" -v s="${3:-1}" 'BEGIN { if (v == "-") print -1; else printf "%d", v * s + 0.5 }'
+}
+check_eq "with DCQCN every flow completed (exit codes bulk1/bulk2/64 B flow)" "0/0/0" "${F[dcqcn.exits]:-}"
+dd=$(fig dcqcn drops) nd=$(fig nocc drops)
+check "bottleneck drops: $dd with DCQCN, at least ten times fewer than without ($nd, at least 20)" \
+	test "$dd" -ge 0 -a "$nd" -ge 20 -a $((10 * dd)) -le "$nd"
+dr=$(fig dcqcn retx) nr=$(fig nocc retx)
+check "with DCQCN fewer retransmissions than without: $dr versus $nr" test "$dr" -ge 0 -a "$dr" -lt "$nr"
+j=$(fig dcqcn jain 1000)
+check "with DCQCN fair shares: Jain's index $j/1000 (at least 900)" test "$j" -ge 900
+u=$(fig dcqcn util 1000) nu=$(fig nocc util 1000)
+check "link utilisation $u/1000 with DCQCN, more than without ($nu/1000; target 900: scripts/cc-bench)" \
+	test "$u" -gt "$nu" -a "$nu" -ge 0
+check_ge "with DCQCN the senders were cut (CNPs sent)" 1 "$(fig dcqcn cnps)"
 
 check_dmesg_clean "no kernel warnings"
 finish

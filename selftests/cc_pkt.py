@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0-only
 """cc_pkt.py: RoCEv2 packet helpers for selftests/cc.sh.
 
-  cc_pkt.py cnp SRC DST DQPN [--bad-icrc]
-      send one CNP from SRC to DST (IPv4) through a raw socket, in the
-      format a ConnectX NIC uses (IP TOS 0xc2, UDP checksum 0, BTH opcode
-      0x81, P_Key 0xffff, BECN, PSN 0, 16 zero bytes, ICRC); --bad-icrc
-      flips an ICRC bit
+  cc_pkt.py cnp SRC DST DQPN [--bad-icrc] [--count N]
+      send one CNP (N back to back) from SRC to DST (IPv4) through a raw
+      socket, in the format a ConnectX NIC uses (IP TOS 0xc2, UDP checksum
+      0, BTH opcode 0x81, P_Key 0xffff, BECN, PSN 0, 16 zero bytes, ICRC);
+      --bad-icrc flips an ICRC bit
   cc_pkt.py pcap FILE
       print one line per RoCEv2 packet of a pcap capture (Ethernet, IPv4
       or IPv6): "ecn=N opcode=0xNN udp_len=N becn=N fecn=N pkey=0xNNNN
@@ -45,7 +45,7 @@ def ip_checksum(h):
     return ~s & 0xffff
 
 
-def send_cnp(src, dst, dqpn, bad_icrc):
+def send_cnp(src, dst, dqpn, bad_icrc, count):
     bth = struct.pack('!BBHII', 0x81, 0, 0xffff, 0x40000000 | dqpn, 0)
     body = bth + bytes(16)
     udp = struct.pack('!HHHH', 0xc000, ROCE_PORT, 8 + len(body) + 4, 0)
@@ -60,7 +60,8 @@ def send_cnp(src, dst, dqpn, bad_icrc):
     pkt = pkt[:-4] + bytes(crc)
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
     s.setsockopt(socket.IPPROTO_IP, socket.IP_HDRINCL, 1)
-    s.sendto(pkt, (dst, 0))
+    for _ in range(count):
+        s.sendto(pkt, (dst, 0))
 
 
 def parse_pcap(path):
@@ -110,7 +111,8 @@ def parse_pcap(path):
 
 def main(argv):
     if len(argv) >= 5 and argv[1] == 'cnp':
-        send_cnp(argv[2], argv[3], int(argv[4], 0), '--bad-icrc' in argv[5:])
+        count = int(argv[argv.index('--count') + 1]) if '--count' in argv[5:] else 1
+        send_cnp(argv[2], argv[3], int(argv[4], 0), '--bad-icrc' in argv[5:], count)
     elif len(argv) == 3 and argv[1] == 'pcap':
         parse_pcap(argv[2])
     else:
