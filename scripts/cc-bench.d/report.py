@@ -200,7 +200,7 @@ def chart(d, rates, qstats, rate):
             for s in qstats.get(p, []) or [[0, 0, 0]]:
                 f.write('%.2f %d %d\n' % tuple(s))
             f.write('\n\n')
-    gp = ['set terminal pngcairo size 1200,%d font ",10"' % (300 * len(phases)),
+    gp = ['set terminal pngcairo noenhanced size 1200,%d font ",10"' % (300 * len(phases)),
           'set output "%s"' % os.path.join(d, 'rates.png'),
           'set multiplot layout %d,1' % len(phases),
           'set xlabel "time (s)"', 'set ylabel "Mbit/s"', 'set key outside right',
