@@ -11,7 +11,9 @@
  *     ib_unregister_device_queued(), asynchronous because the notifier runs
  *     under RTNL; the netdev core waits (netdev_wait_allrefs) until the
  *     device dropped its netdev reference in sroce_dealloc_driver();
- *   - rmmod: ib_unregister_driver(SROCE_DRIVER_ID), synchronous.
+ *   - rmmod: refused while a process has a device open (every user
+ *     context holds a module reference, see ucontext.c); otherwise
+ *     ib_unregister_driver(SROCE_DRIVER_ID), synchronous.
  * The core then, in order: stops new users (ib_device_try_get() fails, so
  * the receive path no longer finds the device) and waits for current ones;
  * removes its clients: uverbs destroys every user object through our

@@ -17,6 +17,7 @@
  * them again and they are freed on munmap.
  */
 #include <linux/mm.h>
+#include <linux/module.h>
 #include <linux/vmalloc.h>
 
 #include "compat.h"
@@ -98,24 +99,44 @@ int sroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 	};
 	int err;
 
-	if (!sroce_res_get(&sdev->num_ucontext, SROCE_MAX_UCONTEXT))
-		return -ENOMEM;
+	/*
+	 * A process that has the device open pins the module: rmmod answers
+	 * "in use" instead of tearing the device away under it.  Removing
+	 * the device itself (rdma link delete, the netdev going away) still
+	 * disassociates the process at once, and uverbs then calls
+	 * sroce_dealloc_ucontext(), which drops the pin.
+	 */
+	if (!try_module_get(THIS_MODULE))
+		return -ENODEV;
+	if (!sroce_res_get(&sdev->num_ucontext, SROCE_MAX_UCONTEXT)) {
+		err = -ENOMEM;
+		goto out_put;
+	}
 
 	/* An older provider may ask for less; it gets a prefix. */
 	if (udata->outlen) {
 		err = ib_copy_to_udata(udata, &resp,
 				       min(sizeof(resp), udata->outlen));
-		if (err) {
-			atomic_dec(&sdev->num_ucontext);
-			return err;
-		}
+		if (err)
+			goto out_dec;
 	}
 	return 0;
+
+out_dec:
+	atomic_dec(&sdev->num_ucontext);
+out_put:
+	module_put(THIS_MODULE);
+	return err;
 }
 
+/*
+ * The module_put() may let a waiting rmmod go on, but not past ib_core:
+ * unregistering the device waits for this file's teardown to return.
+ */
 void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
 	atomic_dec(&to_sdev(ibuc->device)->num_ucontext);
+	module_put(THIS_MODULE);
 }
 
 /*
@@ -124,7 +145,9 @@ void sroce_dealloc_ucontext(struct ib_ucontext *ibuc)
  * is left to do: the objects' destroy verbs already removed their mmap
  * entries and the mapped pages are refcounted (see the top of this file).
  * Having this op is what allows uverbs to disassociate instead of blocking
- * unregistration (and rmmod) until the process exits.
+ * unregistration (rdma link delete, the netdev going away) until the
+ * process exits; rmmod is refused earlier, by the module reference each
+ * context holds.
  */
 void sroce_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
