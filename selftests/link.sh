@@ -7,8 +7,11 @@
 #   (node type, link layer, node GUID from the MAC, port state following the
 #   netdev and its carrier, active MTU following the netdev MTU, GID table
 #   following the addresses); clear errors for bad requests; removal by
-#   `rdma link delete`, `ip link del`, `ip netns del` and `rmmod`, each also
-#   while a process holds the device open; a clean kernel log afterwards.
+#   `rdma link delete`, `ip link del`, `ip netns del` and `rmmod`, the first
+#   three also while a process holds the device open (the process sees
+#   IBV_EVENT_DEVICE_FATAL); `rmmod` while a process holds it is refused
+#   ("in use") and succeeds once the process is gone; a clean kernel log
+#   afterwards.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -216,6 +219,30 @@ removal_with_holder() {
 	holder_pid=
 }
 
+# rmmod_with_holder: every open user context pins the module, so rmmod is
+# refused while the holder runs and the device stays usable; once the
+# holder is gone, rmmod succeeds and removes the device.
+rmmod_with_holder() {
+	[[ -e $IB/$D ]] && rdma link delete $D
+	if ! out=$(eval "$add" 2>&1); then
+		not_ok "rmmod while held: setup"; diag "$add: $out"; return
+	fi
+	if ! start_holder; then
+		not_ok "rmmod while held: holder opened the device"
+		diag "$(< $holder_log)"
+		kill $holder_pid 2>/dev/null; wait $holder_pid 2>/dev/null; holder_pid=
+		return
+	fi
+	check_fails "rmmod sroce refused while a process holds $D" "in use" rmmod sroce
+	check "$D still there and ACTIVE after the refused rmmod" \
+		[ "$(port_state $D)" = ACTIVE ]
+	check "the holder is still running" kill -0 $holder_pid
+	kill $holder_pid 2>/dev/null; wait $holder_pid 2>/dev/null; holder_pid=
+	_rmmod_done() { rmmod sroce 2>/dev/null || ! grep -qw '^sroce' /proc/modules; }
+	check "rmmod sroce once the holder is gone" wait_until 10 _rmmod_done
+	check "rmmod removed $D" wait_until 10 ibdev_gone $D
+}
+
 if [[ ! -x $HOLDER ]]; then
 	skip "removal while the device is held open" "no $HOLDER (make -C selftests)"
 elif [[ $SROCE_DRIVER == rxe ]]; then
@@ -232,7 +259,7 @@ else
 		"ip netns del $NS"
 	ip link add $L_A type veth peer name $L_B 2>/dev/null
 	ip link set $L_A up; ip link set $L_B up
-	removal_with_holder "rmmod sroce" "$add" "rmmod sroce"
+	rmmod_with_holder
 fi
 
 no_links() { [[ -z $(rdma link) ]]; }

@@ -7,8 +7,10 @@
 #   link     `rdma link delete sroce0`, then the processes are killed
 #   netdev   `ip link del` of sroce0's veth end (the device goes with it)
 #   netns    the veth end moves to another namespace (the device goes)
-#   rmmod    `rmmod sroce` while the processes hold the device: it
-#            succeeds, the core disassociates them (as with rdma_rxe)
+#   rmmod    `rmmod sroce` while the processes hold the device: refused
+#            ("in use": every user context pins the module) with the
+#            devices left in place; once the processes are killed it
+#            succeeds
 #   kill     SIGKILL of both processes mid-transfer
 # After every iteration the device is re-added (where it went) and
 # becomes ACTIVE; at the end no QP, CQ, MR or PD is left in `rdma
@@ -131,11 +133,13 @@ way() {
 		ip -n $NS_C link set $VETH_A netns $NS_A || return 1
 		_topo_end $NS_A $VETH_A $IP4_A $IP6_A || return 1 ;;
 	rmmod)
-		# Like rdma_rxe, sroce lets the RDMA core disassociate the
-		# processes (IBV_EVENT_DEVICE_FATAL) rather than refuse.
-		out=$(timeout "$(scaled 60)" rmmod sroce 2>&1) || { echo "rmmod under traffic: $out"; return 1; }
-		ibdev_gone $DEV_A && ibdev_gone $DEV_B || { echo "devices left after rmmod"; return 1; }
-		stop_traffic ;;
+		out=$(rmmod sroce 2>&1) && { echo "rmmod under traffic succeeded"; return 1; }
+		[[ $out == *"in use"* ]] || { echo "rmmod under traffic: $out (expected: in use)"; return 1; }
+		ibdev_exists $DEV_A && ibdev_exists $DEV_B || { echo "a device went with the refused rmmod"; return 1; }
+		stop_traffic
+		_td_rmmod() { rmmod sroce 2>/dev/null || ! grep -qw '^sroce' /proc/modules; }
+		wait_until 10 _td_rmmod || { echo "rmmod after the processes exited: $(rmmod sroce 2>&1)"; return 1; }
+		ibdev_gone $DEV_A && ibdev_gone $DEV_B || { echo "devices left after rmmod"; return 1; } ;;
 	kill)
 		stop_traffic
 		_td_noqp() { [[ $(rdma resource show qp link $DEV_A/1 2>/dev/null) != *ibv_rc_pingpong* ]]; }
