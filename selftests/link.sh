@@ -189,19 +189,26 @@ start_holder() {
 	wait_until 10 grep -q ready $holder_log
 }
 
-# removal_with_holder NAME SETUP REMOVE: SETUP creates $D, REMOVE removes it
-removal_with_holder() {
-	local name=$1 setup=$2 remove=$3 rc
+# setup_held NAME SETUP: SETUP creates $D (afresh), then a holder opens it;
+# non-zero (reported as NAME's failure) if either fails
+setup_held() {
+	local name=$1 setup=$2 out
 	[[ -e $IB/$D ]] && rdma link delete $D
 	if ! out=$(eval "$setup" 2>&1); then
-		not_ok "$name: setup"; diag "$setup: $out"; return
+		not_ok "$name: setup"; diag "$setup: $out"; return 1
 	fi
 	if ! start_holder; then
 		not_ok "$name: holder opened the device"
 		diag "$(< $holder_log)"
 		kill $holder_pid 2>/dev/null; wait $holder_pid 2>/dev/null; holder_pid=
-		return
+		return 1
 	fi
+}
+
+# removal_with_holder NAME SETUP REMOVE: SETUP creates $D, REMOVE removes it
+removal_with_holder() {
+	local name=$1 setup=$2 remove=$3 rc
+	setup_held "$name" "$setup" || return
 	check "$name while a process holds $D open" timeout 30 bash -c "$remove" &&
 	check "$name: $D gone" wait_until 10 ibdev_gone $D
 	# The holder sees IBV_EVENT_DEVICE_FATAL and exits 0.
@@ -223,16 +230,7 @@ removal_with_holder() {
 # refused while the holder runs and the device stays usable; once the
 # holder is gone, rmmod succeeds and removes the device.
 rmmod_with_holder() {
-	[[ -e $IB/$D ]] && rdma link delete $D
-	if ! out=$(eval "$add" 2>&1); then
-		not_ok "rmmod while held: setup"; diag "$add: $out"; return
-	fi
-	if ! start_holder; then
-		not_ok "rmmod while held: holder opened the device"
-		diag "$(< $holder_log)"
-		kill $holder_pid 2>/dev/null; wait $holder_pid 2>/dev/null; holder_pid=
-		return
-	fi
+	setup_held "rmmod while held" "$add" || return
 	check_fails "rmmod sroce refused while a process holds $D" "in use" rmmod sroce
 	check "$D still there and ACTIVE after the refused rmmod" \
 		[ "$(port_state $D)" = ACTIVE ]
