@@ -51,6 +51,22 @@ int srq_finish(Srq *srq, ibv_context *ctx, const SrqResp &resp,
 	return 0;
 }
 
+// The tail of both create verbs, given the create command's result @ret:
+// the SRQ, or NULL with errno set and nothing left behind.
+ibv_srq *srq_created(Srq *srq, int ret, ibv_context *ctx, const SrqResp &resp,
+		     ibv_srq_attr *attr)
+{
+	if (!ret) {
+		ret = srq_finish(srq, ctx, resp, attr);
+		if (!ret)
+			return &srq->vsrq.srq;
+		ibv_cmd_destroy_srq(&srq->vsrq.srq);
+	}
+	srq_free(srq);
+	errno = ret;
+	return nullptr;
+}
+
 } // namespace
 
 ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr)
@@ -66,19 +82,7 @@ ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr)
 	memset(&resp, 0, sizeof(resp));
 	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd),
 				 resp.core(), sizeof(resp));
-	if (ret)
-		goto err_free;
-	ret = srq_finish(srq, pd->context, resp, &attr->attr);
-	if (ret)
-		goto err_destroy;
-	return &srq->vsrq.srq;
-
-err_destroy:
-	ibv_cmd_destroy_srq(&srq->vsrq.srq);
-err_free:
-	srq_free(srq);
-	errno = ret;
-	return nullptr;
+	return srq_created(srq, ret, pd->context, resp, &attr->attr);
 }
 
 // Basic SRQs through the extended verb too; XRC SRQs need their domain
@@ -115,19 +119,7 @@ ibv_srq *create_srq_ex(ibv_context *ctx, ibv_srq_init_attr_ex *attr)
 	memset(&resp, 0, sizeof(resp));
 	ret = ibv_cmd_create_srq_ex(ctx, &srq->vsrq, attr, &cmd, sizeof(cmd),
 				    resp.core(), sizeof(resp));
-	if (ret)
-		goto err_free;
-	ret = srq_finish(srq, ctx, resp, &attr->attr);
-	if (ret)
-		goto err_destroy;
-	return &srq->vsrq.srq;
-
-err_destroy:
-	ibv_cmd_destroy_srq(&srq->vsrq.srq);
-err_free:
-	srq_free(srq);
-	errno = ret;
-	return nullptr;
+	return srq_created(srq, ret, ctx, resp, &attr->attr);
 }
 
 int get_srq_num(ibv_srq *ibsrq, uint32_t *srq_num)
