@@ -36,26 +36,12 @@
 #define WC_WAIT_MS	15000		/* an expected completion */
 #define QUIET_MS	200		/* "no completion" means none in this long */
 #define NEAR_WRAP_PSN	0xfffff0u	/* 16 PSNs before the 24-bit wrap */
+#define ALL_ACCESS	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
-static const char *opt_dev[2] = { "sroce0", NULL };
-static int opt_gidx[2] = { 1, -1 };
+#include "verbs_test.h"
+
 static enum ibv_mtu opt_mtu;	/* 0: the smaller active MTU of the ports */
-
-struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	uint8_t *buf;
-	struct ibv_mr *mr;
-	struct ibv_mr *mr2;	/* memory window tests: an MR with MW_BIND */
-	struct ibv_mw *mw;
-	union ibv_gid gid;
-	int gidx;
-	struct ibv_device_attr dev;
-	struct ibv_port_attr port;
-	struct ibv_qp_cap cap;
-};
 
 /* How to connect the two QPs; conn_defaults() gives the normal case. */
 struct conn {
@@ -72,11 +58,8 @@ struct conn {
 
 static struct conn conn_defaults(void)
 {
-	int all = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-		  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-
 	return (struct conn){
-		.access = { all, all },
+		.access = { ALL_ACCESS, ALL_ACCESS },
 		.rnr_retry = 7,
 		.retry_cnt = 2,
 		.timeout = 12,		/* 16.8 ms */
@@ -86,93 +69,12 @@ static struct conn conn_defaults(void)
 	};
 }
 
-static struct ibv_device *find_device(const char *name)
-{
-	static struct ibv_device **list;
-	int i;
-
-	if (!list)
-		list = ibv_get_device_list(NULL);
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			return list[i];
-	return NULL;
-}
-
-static void pattern(uint8_t *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)(seed + i * 131 + (i >> 8) * 7);
-}
-
-/* Offset of the first differing byte, or -1 if equal. */
-static long first_diff(const uint8_t *a, const uint8_t *b, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (a[i] != b[i])
-			return (long)i;
-	return -1;
-}
-
 static const char *qp_state_str(enum ibv_qp_state s)
 {
 	static const char *const n[] = { "RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR" };
 
 	return s < sizeof(n) / sizeof(n[0]) ? n[s] : "?";
 }
-
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-/* One completion from @cq within @ms: 1, or 0 on timeout, <0 on error. */
-static int poll_wc(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
-{
-	uint64_t end = now_ms() + ms;
-	int n;
-
-	for (;;) {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n;
-		if (now_ms() > end)
-			return 0;
-		usleep(50);
-	}
-}
-
-/* Poll one completion of side S: it must be WR_ID with STATUS. */
-#define EXPECT_WC(s, wc, want_id, want_status) do { \
-	int __n = poll_wc((s)->cq, &(wc), WC_WAIT_MS); \
-	ASSERT_EQ(1, __n) TH_LOG("%s: no completion in %d ms (expected wr_id %llu %s)", \
-				 #s, WC_WAIT_MS, (unsigned long long)(want_id), \
-				 ibv_wc_status_str(want_status)); \
-	EXPECT_EQ((want_status), (wc).status) \
-		TH_LOG("%s wr_id %llu: expected status %s, got %s (vendor_err 0x%x)", #s, \
-		       (unsigned long long)(wc).wr_id, ibv_wc_status_str(want_status), \
-		       ibv_wc_status_str((wc).status), (wc).vendor_err); \
-	EXPECT_EQ((uint64_t)(want_id), (wc).wr_id) \
-		TH_LOG("%s: expected wr_id %llu, got %llu (%s)", #s, \
-		       (unsigned long long)(want_id), (unsigned long long)(wc).wr_id, \
-		       ibv_wc_status_str((wc).status)); \
-} while (0)
-
-/* Side S has no completion (waits QUIET_MS). */
-#define EXPECT_NO_WC(s) do { \
-	struct ibv_wc __wc; \
-	int __n = poll_wc((s)->cq, &__wc, QUIET_MS); \
-	EXPECT_EQ(0, __n) TH_LOG("%s: unexpected completion wr_id %llu status %s opcode %d", \
-				 #s, (unsigned long long)__wc.wr_id, \
-				 ibv_wc_status_str(__wc.status), __wc.opcode); \
-} while (0)
 
 #define EXPECT_QP_STATE(s, want) do { \
 	enum ibv_qp_state __st = qp_state(s); \
@@ -220,64 +122,17 @@ FIXTURE(rc) {
 	struct side *a, *b;
 };
 
-static void side_open(struct __test_metadata *_metadata, struct side *s,
-		      const char *name, int gidx)
-{
-	int all = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-		  IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-	struct ibv_device *dev = find_device(name);
-
-	ASSERT_NE(NULL, dev) TH_LOG("device %s not found", name);
-	s->ctx = ibv_open_device(dev);
-	ASSERT_NE(NULL, s->ctx) TH_LOG("ibv_open_device(%s): %s", name, strerror(errno));
-	ASSERT_EQ(0, ibv_query_device(s->ctx, &s->dev));
-	ASSERT_EQ(0, ibv_query_port(s->ctx, 1, &s->port));
-	ASSERT_EQ(IBV_PORT_ACTIVE, s->port.state) TH_LOG("%s port not ACTIVE", name);
-	s->gidx = gidx;
-	ASSERT_EQ(0, ibv_query_gid(s->ctx, 1, gidx, &s->gid)) TH_LOG("%s GID %d", name, gidx);
-	s->pd = ibv_alloc_pd(s->ctx);
-	ASSERT_NE(NULL, s->pd);
-	s->cq = ibv_create_cq(s->ctx, 256, NULL, NULL, 0);
-	ASSERT_NE(NULL, s->cq) TH_LOG("ibv_create_cq: %s", strerror(errno));
-	s->buf = aligned_alloc(4096, BUF_SZ);
-	ASSERT_NE(NULL, s->buf);
-	memset(s->buf, 0, BUF_SZ);
-	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SZ, all);
-	ASSERT_NE(NULL, s->mr) TH_LOG("ibv_reg_mr 4 MiB: %s", strerror(errno));
-}
-
 FIXTURE_SETUP(rc)
 {
 	self->a = &self->s[0];
 	self->b = &self->s[1];
-	side_open(_metadata, self->a, opt_dev[0], opt_gidx[0]);
-	side_open(_metadata, self->b, opt_dev[1] ? opt_dev[1] : opt_dev[0],
-		  opt_dev[1] ? opt_gidx[1] : opt_gidx[0]);
+	sides_open(_metadata, self->a, self->b, ALL_ACCESS);
 }
 
 FIXTURE_TEARDOWN(rc)
 {
-	int i;
-
-	for (i = 0; i < 2; i++) {
-		struct side *s = &self->s[i];
-
-		if (s->qp)
-			ibv_destroy_qp(s->qp);
-		if (s->mw)
-			ibv_dealloc_mw(s->mw);
-		if (s->mr2)
-			ibv_dereg_mr(s->mr2);
-		if (s->mr)
-			ibv_dereg_mr(s->mr);
-		if (s->cq)
-			ibv_destroy_cq(s->cq);
-		if (s->pd)
-			ibv_dealloc_pd(s->pd);
-		if (s->ctx)
-			ibv_close_device(s->ctx);
-		free(s->buf);
-	}
+	side_close(self->a);
+	side_close(self->b);
 }
 
 static void qp_create(struct __test_metadata *_metadata, struct side *s,
@@ -475,9 +330,9 @@ TEST_F_TIMEOUT(rc, send_sizes_1B_to_1MiB, 60)
 		memset(b->buf + DST_OFF, 0, len + 1);
 		ASSERT_EQ(0, post_recv(b, 100 + i, DST_OFF, len));
 		ASSERT_EQ(0, post_simple(a, i, IBV_WR_SEND, SRC_OFF, len, b, 0));
-		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+		EXPECT_WC(a->cq, wc, i, IBV_WC_SUCCESS);
 		EXPECT_EQ(IBV_WC_SEND, wc.opcode);
-		EXPECT_WC(b, wc, 100 + i, IBV_WC_SUCCESS);
+		EXPECT_WC(b->cq, wc, 100 + i, IBV_WC_SUCCESS);
 		EXPECT_EQ(IBV_WC_RECV, wc.opcode);
 		EXPECT_EQ(len, wc.byte_len) TH_LOG("size %u", len);
 		EXPECT_EQ(0, wc.wc_flags & IBV_WC_WITH_IMM);
@@ -486,8 +341,8 @@ TEST_F_TIMEOUT(rc, send_sizes_1B_to_1MiB, 60)
 		if (!_metadata->passed)
 			break;
 	}
-	EXPECT_NO_WC(a);
-	EXPECT_NO_WC(b);
+	EXPECT_NO_WC(a->cq);
+	EXPECT_NO_WC(b->cq);
 }
 
 /* A short SEND into a large receive: byte_len is the message length. */
@@ -500,8 +355,8 @@ TEST_F(rc, send_into_larger_receive)
 	pattern(a->buf, 777, 3);
 	ASSERT_EQ(0, post_recv(b, 2, DST_OFF, 65536));
 	ASSERT_EQ(0, post_simple(a, 1, IBV_WR_SEND, 0, 777, b, 0));
-	EXPECT_WC(a, wc, 1, IBV_WC_SUCCESS);
-	EXPECT_WC(b, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 1, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 2, IBV_WC_SUCCESS);
 	EXPECT_EQ(777, wc.byte_len);
 	EXPECT_SAME_BYTES(a, 0, b, DST_OFF, 777);
 	EXPECT_EQ(0, b->buf[DST_OFF + 777]);
@@ -523,9 +378,9 @@ TEST_F(rc, send_with_imm)
 		ASSERT_EQ(0, post_recv(b, 10 + i, DST_OFF, 8192));
 		ASSERT_EQ(0, post_wr(a, i, IBV_WR_SEND_WITH_IMM, &sg, lens[i] ? 1 : 0, 0, 0,
 				     imm, IBV_SEND_SIGNALED));
-		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+		EXPECT_WC(a->cq, wc, i, IBV_WC_SUCCESS);
 		EXPECT_EQ(IBV_WC_SEND, wc.opcode);
-		EXPECT_WC(b, wc, 10 + i, IBV_WC_SUCCESS);
+		EXPECT_WC(b->cq, wc, 10 + i, IBV_WC_SUCCESS);
 		EXPECT_EQ(IBV_WC_RECV, wc.opcode);
 		EXPECT_EQ(lens[i], wc.byte_len);
 		EXPECT_EQ(IBV_WC_WITH_IMM, wc.wc_flags & IBV_WC_WITH_IMM);
@@ -551,8 +406,8 @@ TEST_F(rc, send_multi_sge)
 	pattern(a->buf, 16384, 9);
 	ASSERT_EQ(0, post_recv_sges(b, 20, rsg, 4));
 	ASSERT_EQ(0, post_wr(a, 21, IBV_WR_SEND, ssg, 3, 0, 0, 0, IBV_SEND_SIGNALED));
-	EXPECT_WC(a, wc, 21, IBV_WC_SUCCESS);
-	EXPECT_WC(b, wc, 20, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 21, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 20, IBV_WC_SUCCESS);
 	EXPECT_EQ(total, wc.byte_len);
 
 	/* The message is the concatenation of the send SGEs ... */
@@ -607,8 +462,8 @@ TEST_F(rc, send_inline)
 	ASSERT_EQ(0, post_wr(a, 30, IBV_WR_SEND, &sg, 1, 0, 0, 0,
 			     IBV_SEND_SIGNALED | IBV_SEND_INLINE));
 	memset(a->buf, 0xee, 64);
-	EXPECT_WC(a, wc, 30, IBV_WC_SUCCESS);
-	EXPECT_WC(b, wc, 31, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 30, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 31, IBV_WC_SUCCESS);
 	EXPECT_EQ(64, wc.byte_len);
 	EXPECT_EQ(0, memcmp(orig, b->buf + DST_OFF, 64));
 }
@@ -628,7 +483,7 @@ TEST_F_TIMEOUT(rc, write_sizes_1B_to_1MiB, 60)
 		pattern(a->buf + SRC_OFF, len, 50 + i);
 		memset(b->buf + DST_OFF, 0, MIB + 16);
 		ASSERT_EQ(0, post_simple(a, i, IBV_WR_RDMA_WRITE, SRC_OFF, len, b, roff));
-		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+		EXPECT_WC(a->cq, wc, i, IBV_WC_SUCCESS);
 		EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
 		EXPECT_SAME_BYTES(a, SRC_OFF, b, roff, len);
 		EXPECT_EQ(0, b->buf[roff + len]) TH_LOG("byte after a %u B write", len);
@@ -638,7 +493,7 @@ TEST_F_TIMEOUT(rc, write_sizes_1B_to_1MiB, 60)
 			break;
 	}
 	/* A WRITE consumes no receive WQE and makes no responder completion. */
-	EXPECT_NO_WC(b);
+	EXPECT_NO_WC(b->cq);
 }
 
 /* WRITE with immediate: data lands, the receive WQE (no SGE) completes. */
@@ -660,9 +515,9 @@ TEST_F(rc, write_with_imm)
 		ASSERT_EQ(0, post_wr(a, i, IBV_WR_RDMA_WRITE_WITH_IMM, &sg, lens[i] ? 1 : 0,
 				     (uintptr_t)(b->buf + DST_OFF), b->mr->rkey, imm,
 				     IBV_SEND_SIGNALED));
-		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+		EXPECT_WC(a->cq, wc, i, IBV_WC_SUCCESS);
 		EXPECT_EQ(IBV_WC_RDMA_WRITE, wc.opcode);
-		EXPECT_WC(b, wc, 40 + i, IBV_WC_SUCCESS);
+		EXPECT_WC(b->cq, wc, 40 + i, IBV_WC_SUCCESS);
 		EXPECT_EQ(IBV_WC_RECV_RDMA_WITH_IMM, wc.opcode)
 			TH_LOG("responder opcode %d, expected IBV_WC_RECV_RDMA_WITH_IMM", wc.opcode);
 		EXPECT_EQ(lens[i], wc.byte_len);
@@ -689,13 +544,13 @@ TEST_F_TIMEOUT(rc, read_sizes, 60)
 		pattern(b->buf + DST_OFF, lens[i], 70 + i);
 		memset(a->buf, 0, lens[i] + 1);
 		ASSERT_EQ(0, post_simple(a, i, IBV_WR_RDMA_READ, SRC_OFF, lens[i], b, DST_OFF));
-		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+		EXPECT_WC(a->cq, wc, i, IBV_WC_SUCCESS);
 		EXPECT_EQ(IBV_WC_RDMA_READ, wc.opcode);
 		EXPECT_SAME_BYTES(b, DST_OFF, a, SRC_OFF, lens[i]);
 		EXPECT_EQ(0, a->buf[lens[i]]) TH_LOG("byte after a %u B read", lens[i]);
 	}
 	EXPECT_GT(300 * 1024, path_mtu_bytes(a));
-	EXPECT_NO_WC(b);
+	EXPECT_NO_WC(b->cq);
 }
 
 /* READ scattered into several local SGEs; several READs outstanding. */
@@ -713,12 +568,12 @@ TEST_F(rc, read_multi_sge_and_pipelined)
 	for (i = 0; i < 6; i++)
 		ASSERT_EQ(0, post_simple(a, 10 + i, IBV_WR_RDMA_READ, 100000 + i * 8192,
 					 3000 + i, b, DST_OFF + 100 * i));
-	EXPECT_WC(a, wc, 1, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 1, IBV_WC_SUCCESS);
 	EXPECT_EQ(0, memcmp(a->buf + 3, b->buf + DST_OFF, 1500));
 	EXPECT_EQ(a->buf[10000], b->buf[DST_OFF + 1500]);
 	EXPECT_EQ(0, memcmp(a->buf + 20001, b->buf + DST_OFF + 1501, 2500));
 	for (i = 0; i < 6; i++) {
-		EXPECT_WC(a, wc, 10 + i, IBV_WC_SUCCESS);
+		EXPECT_WC(a->cq, wc, 10 + i, IBV_WC_SUCCESS);
 		EXPECT_SAME_BYTES(b, DST_OFF + 100 * i, a, 100000 + i * 8192, 3000 + i);
 	}
 }
@@ -744,7 +599,7 @@ TEST_F(rc, atomic_cmp_swp)
 	*got = 0;
 	ASSERT_EQ(0, post_atomic(a, 1, IBV_WR_ATOMIC_CMP_AND_SWP, 8, (uintptr_t)remote,
 				 b->mr->rkey, 0x1122334455667788ull, 0xa5a5a5a5deadbeefull));
-	EXPECT_WC(a, wc, 1, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 1, IBV_WC_SUCCESS);
 	EXPECT_EQ(IBV_WC_COMP_SWAP, wc.opcode);
 	EXPECT_EQ(0x1122334455667788ull, *got);
 	EXPECT_EQ(0xa5a5a5a5deadbeefull, *remote);
@@ -752,13 +607,13 @@ TEST_F(rc, atomic_cmp_swp)
 	*got = 0;
 	ASSERT_EQ(0, post_atomic(a, 2, IBV_WR_ATOMIC_CMP_AND_SWP, 8, (uintptr_t)remote,
 				 b->mr->rkey, 0x1122334455667788ull, 1));
-	EXPECT_WC(a, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 2, IBV_WC_SUCCESS);
 	EXPECT_EQ(0xa5a5a5a5deadbeefull, *got);
 	EXPECT_EQ(0xa5a5a5a5deadbeefull, *remote);
 	/* Neighbours untouched. */
 	EXPECT_EQ(0, *(remote - 1));
 	EXPECT_EQ(0, *(remote + 1));
-	EXPECT_NO_WC(b);
+	EXPECT_NO_WC(b->cq);
 }
 
 TEST_F(rc, atomic_fetch_add)
@@ -779,7 +634,7 @@ TEST_F(rc, atomic_fetch_add)
 		*got = 0;
 		ASSERT_EQ(0, post_atomic(a, i, IBV_WR_ATOMIC_FETCH_AND_ADD, 16, (uintptr_t)remote,
 					 b->mr->rkey, add, 0));
-		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+		EXPECT_WC(a->cq, wc, i, IBV_WC_SUCCESS);
 		EXPECT_EQ(IBV_WC_FETCH_ADD, wc.opcode);
 		EXPECT_EQ(expect, *got) TH_LOG("fetch_add %d returned 0x%llx, expected 0x%llx", i,
 					       (unsigned long long)*got, (unsigned long long)expect);
@@ -816,12 +671,12 @@ TEST_F(rc, unsignaled_then_signaled)
 		sg = sge(a, 0, 16);
 		ASSERT_EQ(0, post_wr(a, 99 + round, IBV_WR_SEND, &sg, 1, 0, 0, 0,
 				     IBV_SEND_SIGNALED));
-		EXPECT_WC(a, wc, 99 + round, IBV_WC_SUCCESS);
+		EXPECT_WC(a->cq, wc, 99 + round, IBV_WC_SUCCESS);
 		EXPECT_EQ(IBV_WC_SEND, wc.opcode);
-		EXPECT_WC(b, wc, 50 + round, IBV_WC_SUCCESS);
+		EXPECT_WC(b->cq, wc, 50 + round, IBV_WC_SUCCESS);
 		/* The SEND completed after every WRITE before it. */
 		EXPECT_SAME_BYTES(a, 0, b, DST_OFF, 20 * 4096);
-		EXPECT_NO_WC(a);
+		EXPECT_NO_WC(a->cq);
 	}
 }
 
@@ -842,8 +697,8 @@ TEST_F(rc, psn_wraparound)
 		pattern(a->buf, len, 90 + i);
 		ASSERT_EQ(0, post_recv(b, 10 + i, DST_OFF, len));
 		ASSERT_EQ(0, post_simple(a, i, IBV_WR_SEND, 0, len, b, 0));
-		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
-		EXPECT_WC(b, wc, 10 + i, IBV_WC_SUCCESS);
+		EXPECT_WC(a->cq, wc, i, IBV_WC_SUCCESS);
+		EXPECT_WC(b->cq, wc, 10 + i, IBV_WC_SUCCESS);
 		EXPECT_EQ(len, wc.byte_len);
 		EXPECT_SAME_BYTES(a, 0, b, DST_OFF, len);
 	}
@@ -851,12 +706,12 @@ TEST_F(rc, psn_wraparound)
 	for (i = 0; i < 3; i++) {
 		pattern(b->buf + DST_OFF, len, 95 + i);
 		ASSERT_EQ(0, post_simple(a, 20 + i, IBV_WR_RDMA_READ, 0, len, b, DST_OFF));
-		EXPECT_WC(a, wc, 20 + i, IBV_WC_SUCCESS);
+		EXPECT_WC(a->cq, wc, 20 + i, IBV_WC_SUCCESS);
 		EXPECT_SAME_BYTES(b, DST_OFF, a, 0, len);
 	}
 	pattern(a->buf, len, 99);
 	ASSERT_EQ(0, post_simple(a, 30, IBV_WR_RDMA_WRITE, 0, len, b, DST_OFF));
-	EXPECT_WC(a, wc, 30, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 30, IBV_WC_SUCCESS);
 	EXPECT_SAME_BYTES(a, 0, b, DST_OFF, len);
 	EXPECT_QP_STATE(a, IBV_QPS_RTS);
 	EXPECT_QP_STATE(b, IBV_QPS_RTS);
@@ -876,8 +731,8 @@ TEST_F(rc, psn_starts_at_0xffffff)
 		pattern(a->buf, 100, i);
 		ASSERT_EQ(0, post_recv(b, 10 + i, DST_OFF, 100));
 		ASSERT_EQ(0, post_simple(a, i, IBV_WR_SEND, 0, 100, b, 0));
-		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
-		EXPECT_WC(b, wc, 10 + i, IBV_WC_SUCCESS);
+		EXPECT_WC(a->cq, wc, i, IBV_WC_SUCCESS);
+		EXPECT_WC(b->cq, wc, 10 + i, IBV_WC_SUCCESS);
 		EXPECT_SAME_BYTES(a, 0, b, DST_OFF, 100);
 	}
 }
@@ -1027,8 +882,8 @@ TEST_F(rc, state_transitions_all)
 	ASSERT_EQ(0, post_recv(a, 40, DST_OFF, 64));
 	pattern(b->buf, 64, 40);
 	ASSERT_EQ(0, post_simple(b, 41, IBV_WR_SEND, 0, 64, a, 0));
-	EXPECT_WC(b, wc, 41, IBV_WC_SUCCESS);
-	EXPECT_WC(a, wc, 40, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 41, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 40, IBV_WC_SUCCESS);
 	EXPECT_SAME_BYTES(b, 0, a, DST_OFF, 64);
 	/* Illegal from SQD: INIT, RTR. */
 	memset(&x, 0, sizeof(x));
@@ -1041,10 +896,10 @@ TEST_F(rc, state_transitions_all)
 	/* Still a working QP. */
 	pattern(a->buf + SRC_OFF, 5000, 42);
 	ASSERT_EQ(0, post_simple(a, 42, IBV_WR_RDMA_WRITE, SRC_OFF, 5000, b, DST_OFF));
-	EXPECT_WC(a, wc, 42, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 42, IBV_WC_SUCCESS);
 	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, 5000);
-	EXPECT_NO_WC(a);
-	EXPECT_NO_WC(b);
+	EXPECT_NO_WC(a->cq);
+	EXPECT_NO_WC(b->cq);
 }
 
 /* The next async event of S's context within MS, acknowledged: its type, or -1. */
@@ -1139,7 +994,7 @@ TEST_F_TIMEOUT(rc, sqd_drain_event_and_resume, 90)
 	pattern(a->buf + SRC_OFF + SQD_LEN, 4096, 78);
 	ASSERT_EQ(0, post_simple(a, SQD_WRS, IBV_WR_RDMA_WRITE, SRC_OFF + SQD_LEN, 4096, b,
 				 DST_OFF + SQD_LEN));
-	EXPECT_NO_WC(a);
+	EXPECT_NO_WC(a->cq);
 	EXPECT_EQ(0, b->buf[DST_OFF + SQD_LEN]);
 	/* No second event. */
 	EXPECT_EQ(-1, async_event(a, 0, &evqp));
@@ -1150,12 +1005,12 @@ TEST_F_TIMEOUT(rc, sqd_drain_event_and_resume, 90)
 	memset(&x, 0, sizeof(x));
 	ASSERT_EQ(0, to_state(a, IBV_QPS_RTS, 0, &x));
 	for (i = done; i <= SQD_WRS; i++)
-		EXPECT_WC(a, wc, i, IBV_WC_SUCCESS);
+		EXPECT_WC(a->cq, wc, i, IBV_WC_SUCCESS);
 	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, SQD_LEN + 4096);
 	ASSERT_EQ(0, ibv_query_qp(a->qp, &q, IBV_QP_RETRY_CNT, &ia));
 	EXPECT_EQ(5, q.retry_cnt);
-	EXPECT_NO_WC(a);
-	EXPECT_NO_WC(b);
+	EXPECT_NO_WC(a->cq);
+	EXPECT_NO_WC(b->cq);
 	EXPECT_EQ(-1, async_event(a, 0, &evqp));
 }
 
@@ -1191,7 +1046,7 @@ TEST_F_TIMEOUT(rc, sqd_no_notify_then_err_flushes, 90)
 			TH_LOG("wr_id %u: %s", i, ibv_wc_status_str(wc.status));
 	}
 	EXPECT_GE(flushed, 1);
-	EXPECT_NO_WC(a);
+	EXPECT_NO_WC(a->cq);
 	EXPECT_EQ(-1, async_event(a, 0, &evqp));
 }
 
@@ -1211,15 +1066,15 @@ TEST_F(rc, rnr_retry_exceeded_then_flush)
 	ASSERT_EQ(0, post_simple(a, 1, IBV_WR_SEND, 0, 100, b, 0));
 	ASSERT_EQ(0, post_simple(a, 2, IBV_WR_SEND, 0, 100, b, 0));
 	ASSERT_EQ(0, post_simple(a, 3, IBV_WR_RDMA_WRITE, 0, 100, b, DST_OFF));
-	EXPECT_WC(a, wc, 1, IBV_WC_RNR_RETRY_EXC_ERR);
-	EXPECT_WC(a, wc, 2, IBV_WC_WR_FLUSH_ERR);
-	EXPECT_WC(a, wc, 3, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_WC(a->cq, wc, 1, IBV_WC_RNR_RETRY_EXC_ERR);
+	EXPECT_WC(a->cq, wc, 2, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_WC(a->cq, wc, 3, IBV_WC_WR_FLUSH_ERR);
 	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
 	/* A send posted after the QP entered ERR: flushed. */
 	ASSERT_EQ(0, post_simple(a, 4, IBV_WR_SEND, 0, 100, b, 0));
-	EXPECT_WC(a, wc, 4, IBV_WC_WR_FLUSH_ERR);
-	EXPECT_NO_WC(a);
-	EXPECT_NO_WC(b);
+	EXPECT_WC(a->cq, wc, 4, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_NO_WC(a->cq);
+	EXPECT_NO_WC(b->cq);
 	EXPECT_QP_STATE(b, IBV_QPS_RTS);
 }
 
@@ -1237,10 +1092,10 @@ TEST_F(rc, receive_posted_in_err_after_async_error_is_flushed)
 	c.rnr_retry = 1;
 	connect_pair(_metadata, self, &c);
 	ASSERT_EQ(0, post_simple(a, 1, IBV_WR_SEND, 0, 100, b, 0));
-	EXPECT_WC(a, wc, 1, IBV_WC_RNR_RETRY_EXC_ERR);
+	EXPECT_WC(a->cq, wc, 1, IBV_WC_RNR_RETRY_EXC_ERR);
 	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
 	ASSERT_EQ(0, post_recv(a, 5, 0, 100));
-	EXPECT_WC(a, wc, 5, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_WC(a->cq, wc, 5, IBV_WC_WR_FLUSH_ERR);
 }
 
 TEST_F(rc, receive_and_send_posted_after_modify_to_err_are_flushed)
@@ -1252,11 +1107,11 @@ TEST_F(rc, receive_and_send_posted_after_modify_to_err_are_flushed)
 	connect_default(_metadata, self);
 	ASSERT_EQ(0, post_recv(b, 1, DST_OFF, 100));
 	ASSERT_EQ(0, ibv_modify_qp(b->qp, &attr, IBV_QP_STATE));
-	EXPECT_WC(b, wc, 1, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_WC(b->cq, wc, 1, IBV_WC_WR_FLUSH_ERR);
 	ASSERT_EQ(0, post_simple(b, 2, IBV_WR_SEND, 0, 100, a, 0));
-	EXPECT_WC(b, wc, 2, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_WC(b->cq, wc, 2, IBV_WC_WR_FLUSH_ERR);
 	ASSERT_EQ(0, post_recv(b, 3, DST_OFF, 100));
-	EXPECT_WC(b, wc, 3, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_WC(b->cq, wc, 3, IBV_WC_WR_FLUSH_ERR);
 }
 
 /* rnr_retry 7 retries forever: a receive posted late still gets the data. */
@@ -1271,10 +1126,10 @@ TEST_F(rc, rnr_infinite_late_receive)
 	pattern(a->buf, 3000, 5);
 	ASSERT_EQ(0, post_simple(a, 1, IBV_WR_SEND, 0, 3000, b, 0));
 	usleep(200 * 1000);	/* many RNR NAKs at min_rnr_timer 0.01 ms */
-	EXPECT_NO_WC(a);
+	EXPECT_NO_WC(a->cq);
 	ASSERT_EQ(0, post_recv(b, 2, DST_OFF, 4096));
-	EXPECT_WC(a, wc, 1, IBV_WC_SUCCESS);
-	EXPECT_WC(b, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 1, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 2, IBV_WC_SUCCESS);
 	EXPECT_EQ(3000, wc.byte_len);
 	EXPECT_SAME_BYTES(a, 0, b, DST_OFF, 3000);
 	EXPECT_QP_STATE(a, IBV_QPS_RTS);
@@ -1296,9 +1151,9 @@ TEST_F(rc, send_too_long_for_receive)
 	ASSERT_EQ(0, post_recv(b, 30, DST_OFF, 1000));
 	ASSERT_EQ(0, post_recv(b, 31, DST_OFF, 1000));
 	ASSERT_EQ(0, post_simple(a, 3, IBV_WR_SEND, 0, 2000, b, 0));
-	EXPECT_WC(a, wc, 3, IBV_WC_REM_INV_REQ_ERR);
-	EXPECT_WC(b, wc, 30, IBV_WC_LOC_LEN_ERR);
-	EXPECT_WC(b, wc, 31, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_WC(a->cq, wc, 3, IBV_WC_REM_INV_REQ_ERR);
+	EXPECT_WC(b->cq, wc, 30, IBV_WC_LOC_LEN_ERR);
+	EXPECT_WC(b->cq, wc, 31, IBV_WC_WR_FLUSH_ERR);
 	EXPECT_QP_STATE_SOON(b, IBV_QPS_ERR);
 	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
 }
@@ -1312,8 +1167,8 @@ TEST_F(rc, send_one_byte_too_long)
 	connect_default(_metadata, self);
 	ASSERT_EQ(0, post_recv(b, 30, DST_OFF, 100));
 	ASSERT_EQ(0, post_simple(a, 3, IBV_WR_SEND, 0, 101, b, 0));
-	EXPECT_WC(a, wc, 3, IBV_WC_REM_INV_REQ_ERR);
-	EXPECT_WC(b, wc, 30, IBV_WC_LOC_LEN_ERR);
+	EXPECT_WC(a->cq, wc, 3, IBV_WC_REM_INV_REQ_ERR);
+	EXPECT_WC(b->cq, wc, 30, IBV_WC_LOC_LEN_ERR);
 }
 
 /*
@@ -1326,8 +1181,8 @@ static void expect_remote_fatal(struct __test_metadata *_metadata, struct side *
 {
 	struct ibv_wc wc;
 
-	EXPECT_WC(a, wc, id, status);
-	EXPECT_WC(b, wc, 77, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_WC(a->cq, wc, id, status);
+	EXPECT_WC(b->cq, wc, 77, IBV_WC_WR_FLUSH_ERR);
 	EXPECT_QP_STATE_SOON(b, IBV_QPS_ERR);
 	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
 }
@@ -1620,7 +1475,7 @@ static void mw_bind1(struct __test_metadata *_metadata, struct side *b, uint64_t
 	ASSERT_EQ(0, ibv_bind_mw(b->qp, b->mw, &mb));
 	EXPECT_EQ(before >> 8, b->mw->rkey >> 8) TH_LOG("the key index changed");
 	EXPECT_NE(before, b->mw->rkey) TH_LOG("the key byte did not change");
-	EXPECT_WC(b, wc, id, status);
+	EXPECT_WC(b->cq, wc, id, status);
 	if (status == IBV_WC_SUCCESS)
 		EXPECT_EQ(IBV_WC_BIND_MW, wc.opcode);
 }
@@ -1637,7 +1492,7 @@ static uint32_t mw_bind2(struct __test_metadata *_metadata, struct side *b, uint
 	wr.bind_mw.rkey = ibv_inc_rkey(b->mw->rkey);
 	wr.bind_mw.bind_info = info;
 	EXPECT_EQ(0, ibv_post_send(b->qp, &wr, &bad));
-	EXPECT_WC(b, wc, id, status);
+	EXPECT_WC(b->cq, wc, id, status);
 	if (status == IBV_WC_SUCCESS)
 		EXPECT_EQ(IBV_WC_BIND_MW, wc.opcode);
 	return wr.bind_mw.rkey;
@@ -1653,13 +1508,13 @@ static void mw_write_read(struct __test_metadata *_metadata, struct side *a, str
 	pattern(a->buf + SRC_OFF, len, seed);
 	ASSERT_EQ(0, post_wr(a, 70, IBV_WR_RDMA_WRITE, &sg, 1, (uintptr_t)(b->buf + MW_OFF + off),
 			     rkey, 0, IBV_SEND_SIGNALED));
-	EXPECT_WC(a, wc, 70, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 70, IBV_WC_SUCCESS);
 	EXPECT_SAME_BYTES(a, SRC_OFF, b, MW_OFF + off, len);
 	sg = sge(a, SRC_OFF + MIB, len);
 	memset(a->buf + SRC_OFF + MIB, 0, len);
 	ASSERT_EQ(0, post_wr(a, 71, IBV_WR_RDMA_READ, &sg, 1, (uintptr_t)(b->buf + MW_OFF + off),
 			     rkey, 0, IBV_SEND_SIGNALED));
-	EXPECT_WC(a, wc, 71, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 71, IBV_WC_SUCCESS);
 	EXPECT_SAME_BYTES(b, MW_OFF + off, a, SRC_OFF + MIB, len);
 }
 
@@ -1744,7 +1599,7 @@ TEST_F(rc, mw_type1_local_inv)
 	mw_bind1(_metadata, b, 66, mw_info(b, b->mr2, MW_LEN, MW_RIGHTS), IBV_WC_SUCCESS);
 	wr.invalidate_rkey = b->mw->rkey;
 	ASSERT_EQ(0, ibv_post_send(b->qp, &wr, &bad));
-	EXPECT_WC(b, wc, 65, IBV_WC_LOC_PROT_ERR);
+	EXPECT_WC(b->cq, wc, 65, IBV_WC_LOC_PROT_ERR);
 }
 
 /*
@@ -1765,7 +1620,7 @@ TEST_F(rc, mw_type2_bind_access_local_inv)
 	mw_write_read(_metadata, a, b, rkey, 100, 5000, 68);
 	wr.invalidate_rkey = rkey;
 	ASSERT_EQ(0, ibv_post_send(b->qp, &wr, &bad));
-	EXPECT_WC(b, wc, 67, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 67, IBV_WC_SUCCESS);
 	EXPECT_EQ(IBV_WC_LOCAL_INV, wc.opcode);
 	mw_write_denied(_metadata, a, b, rkey, 0, 16);
 }
@@ -1791,8 +1646,8 @@ TEST_F(rc, mw_type2_send_with_inv)
 	ASSERT_EQ(0, post_recv(b, 78, 0, 64));
 	wr.invalidate_rkey = rkey;
 	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad));
-	EXPECT_WC(a, wc, 69, IBV_WC_SUCCESS);
-	EXPECT_WC(b, wc, 78, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 69, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 78, IBV_WC_SUCCESS);
 	EXPECT_TRUE(wc.wc_flags & IBV_WC_WITH_INV) TH_LOG("wc_flags %#x", wc.wc_flags);
 	EXPECT_EQ(rkey, wc.invalidated_rkey);
 	mw_write_denied(_metadata, a, b, rkey, 0, 16);
@@ -1848,9 +1703,9 @@ TEST_F(rc, send_bad_lkey)
 	sg.lkey ^= 0x7700;
 	ASSERT_EQ(0, post_recv(b, 20, DST_OFF, 4096));
 	ASSERT_EQ(0, post_wr(a, 12, IBV_WR_SEND, &sg, 1, 0, 0, 0, IBV_SEND_SIGNALED));
-	EXPECT_WC(a, wc, 12, IBV_WC_LOC_PROT_ERR);
+	EXPECT_WC(a->cq, wc, 12, IBV_WC_LOC_PROT_ERR);
 	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
-	EXPECT_NO_WC(b);
+	EXPECT_NO_WC(b->cq);
 	EXPECT_QP_STATE(b, IBV_QPS_RTS);
 }
 
@@ -1864,7 +1719,7 @@ TEST_F(rc, write_local_sge_past_mr_end)
 	connect_default(_metadata, self);
 	ASSERT_EQ(0, post_wr(a, 13, IBV_WR_RDMA_WRITE, &sg, 1, (uintptr_t)(b->buf + DST_OFF),
 			     b->mr->rkey, 0, IBV_SEND_SIGNALED));
-	EXPECT_WC(a, wc, 13, IBV_WC_LOC_PROT_ERR);
+	EXPECT_WC(a->cq, wc, 13, IBV_WC_LOC_PROT_ERR);
 	EXPECT_EQ(0, b->buf[DST_OFF]);
 }
 
@@ -1879,7 +1734,7 @@ TEST_F(rc, read_bad_lkey)
 	sg.lkey ^= 0x7700;
 	ASSERT_EQ(0, post_wr(a, 14, IBV_WR_RDMA_READ, &sg, 1, (uintptr_t)(b->buf + DST_OFF),
 			     b->mr->rkey, 0, IBV_SEND_SIGNALED));
-	EXPECT_WC(a, wc, 14, IBV_WC_LOC_PROT_ERR);
+	EXPECT_WC(a->cq, wc, 14, IBV_WC_LOC_PROT_ERR);
 	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
 }
 
@@ -1897,8 +1752,8 @@ TEST_F(rc, receive_bad_lkey)
 	sg.lkey ^= 0x7700;
 	ASSERT_EQ(0, post_recv_sges(b, 21, &sg, 1));
 	ASSERT_EQ(0, post_simple(a, 15, IBV_WR_SEND, 0, 100, b, 0));
-	EXPECT_WC(a, wc, 15, IBV_WC_REM_OP_ERR);
-	EXPECT_WC(b, wc, 21, IBV_WC_LOC_PROT_ERR);
+	EXPECT_WC(a->cq, wc, 15, IBV_WC_REM_OP_ERR);
+	EXPECT_WC(b->cq, wc, 21, IBV_WC_LOC_PROT_ERR);
 	EXPECT_QP_STATE_SOON(b, IBV_QPS_ERR);
 }
 
@@ -1918,8 +1773,8 @@ TEST_F(rc, retry_exceeded_peer_destroyed)
 	b->qp = NULL;
 	ASSERT_EQ(0, post_simple(a, 16, IBV_WR_SEND, 0, 100, b, 0));
 	ASSERT_EQ(0, post_simple(a, 17, IBV_WR_RDMA_WRITE, 0, 100, b, DST_OFF));
-	EXPECT_WC(a, wc, 16, IBV_WC_RETRY_EXC_ERR);
-	EXPECT_WC(a, wc, 17, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_WC(a->cq, wc, 16, IBV_WC_RETRY_EXC_ERR);
+	EXPECT_WC(a->cq, wc, 17, IBV_WC_WR_FLUSH_ERR);
 	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
 }
 
@@ -1935,10 +1790,10 @@ TEST_F(rc, retry_exceeded_no_such_qpn)
 	c.a_dest_qpn = 0xfffff0;
 	connect_pair(_metadata, self, &c);
 	ASSERT_EQ(0, post_simple(a, 18, IBV_WR_RDMA_READ, 0, 100, b, DST_OFF));
-	EXPECT_WC(a, wc, 18, IBV_WC_RETRY_EXC_ERR);
+	EXPECT_WC(a->cq, wc, 18, IBV_WC_RETRY_EXC_ERR);
 	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
 	/* B was never addressed. */
-	EXPECT_NO_WC(b);
+	EXPECT_NO_WC(b->cq);
 	EXPECT_QP_STATE(b, IBV_QPS_RTS);
 }
 
@@ -2100,7 +1955,7 @@ TEST_F_TIMEOUT(rc, srq_shared_by_qps, 60)
 		EXPECT_SAME_BYTES(a, SRC_OFF + (j * SRQ_MSGS + k) * SRQ_SLOT,
 				  b, DST_OFF + slot * SRQ_SLOT, SRQ_MSG_LEN);
 	}
-	EXPECT_NO_WC(b);
+	EXPECT_NO_WC(b->cq);
 	for (j = 0; j < SRQ_QPS; j++) {
 		EXPECT_EQ(SRQ_MSGS, next[j]);
 		ibv_destroy_qp(qb[j]);
@@ -2121,7 +1976,7 @@ static void srq_send1(struct __test_metadata *_metadata, struct side *a, struct 
 	struct ibv_wc wc;
 
 	ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
-	EXPECT_WC(a, wc, id, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, id, IBV_WC_SUCCESS);
 	ASSERT_EQ(1, poll_wc(b->cq, &wc, WC_WAIT_MS)) TH_LOG("send %llu: no receive",
 							     (unsigned long long)id);
 	EXPECT_EQ(IBV_WC_SUCCESS, wc.status);
@@ -2258,16 +2113,13 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 'd': opt_dev[0] = optarg; break;
-		case 'g': opt_gidx[0] = atoi(optarg); break;
-		case 'D': opt_dev[1] = optarg; break;
-		case 'G': opt_gidx[1] = atoi(optarg); break;
 		default:
+			if (device_opt(opt, optarg))
+				break;
 			usage(argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
 	}
-	if (opt_dev[1] && opt_gidx[1] < 0)
-		opt_gidx[1] = opt_gidx[0];
+	device_opts_done();
 	return test_harness_run(argc, argv);
 }

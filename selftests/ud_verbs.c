@@ -34,8 +34,8 @@
 #define WC_WAIT_MS	10000
 #define QUIET_MS	300
 
-static const char *opt_dev[2] = { "sroce0", NULL };
-static int opt_gidx[2] = { 1, -1 };
+#include "verbs_test.h"
+
 static const char *opt_unreach;
 static bool opt_loss;		/* -L: the path drops packets; UC test only */
 
@@ -45,82 +45,6 @@ static bool opt_loss;		/* -L: the path drops packets; UC test only */
 		SKIP(return, "-L: only the UC loss test runs"); \
 } while (0)
 
-struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	uint8_t *buf;
-	struct ibv_mr *mr;
-	union ibv_gid gid;
-	int gidx;
-	struct ibv_port_attr port;
-};
-
-static struct ibv_device *find_device(const char *name)
-{
-	static struct ibv_device **list;
-	int i;
-
-	if (!list)
-		list = ibv_get_device_list(NULL);
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			return list[i];
-	return NULL;
-}
-
-static void pattern(uint8_t *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)(seed + i * 131 + (i >> 8) * 7);
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static int poll_wc(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
-{
-	uint64_t end = now_ms() + ms;
-	int n;
-
-	for (;;) {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n;
-		if (now_ms() > end)
-			return 0;
-		usleep(50);
-	}
-}
-
-#define EXPECT_WC(cq, wc, want_id, want_status) do { \
-	int __n = poll_wc((cq), &(wc), WC_WAIT_MS); \
-	ASSERT_EQ(1, __n) TH_LOG("no completion in %d ms (expected wr_id %llu %s)", \
-				 WC_WAIT_MS, (unsigned long long)(want_id), \
-				 ibv_wc_status_str(want_status)); \
-	EXPECT_EQ((want_status), (wc).status) \
-		TH_LOG("wr_id %llu: expected status %s, got %s", \
-		       (unsigned long long)(wc).wr_id, ibv_wc_status_str(want_status), \
-		       ibv_wc_status_str((wc).status)); \
-	EXPECT_EQ((uint64_t)(want_id), (wc).wr_id); \
-} while (0)
-
-#define EXPECT_NO_WC(cq) do { \
-	struct ibv_wc __wc; \
-	int __n = poll_wc((cq), &__wc, QUIET_MS); \
-	EXPECT_EQ(0, __n) TH_LOG("unexpected completion wr_id %llu status %s", \
-				 (unsigned long long)__wc.wr_id, \
-				 ibv_wc_status_str(__wc.status)); \
-} while (0)
-
 FIXTURE(ud) {
 	struct side s[2];
 	struct side *a, *b;
@@ -128,61 +52,21 @@ FIXTURE(ud) {
 	struct ibv_ah *ah;
 };
 
-static void side_open(struct __test_metadata *_metadata, struct side *s,
-		      const char *name, int gidx)
-{
-	struct ibv_device *dev = find_device(name);
-
-	ASSERT_NE(NULL, dev) TH_LOG("device %s not found", name);
-	s->ctx = ibv_open_device(dev);
-	ASSERT_NE(NULL, s->ctx);
-	ASSERT_EQ(0, ibv_query_port(s->ctx, 1, &s->port));
-	s->gidx = gidx;
-	ASSERT_EQ(0, ibv_query_gid(s->ctx, 1, gidx, &s->gid));
-	s->pd = ibv_alloc_pd(s->ctx);
-	ASSERT_NE(NULL, s->pd);
-	s->cq = ibv_create_cq(s->ctx, 256, NULL, NULL, 0);
-	ASSERT_NE(NULL, s->cq);
-	s->buf = aligned_alloc(4096, BUF_SZ);
-	ASSERT_NE(NULL, s->buf);
-	memset(s->buf, 0, BUF_SZ);
-	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SZ, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE);
-	ASSERT_NE(NULL, s->mr);
-}
-
 FIXTURE_SETUP(ud)
 {
 	self->a = &self->s[0];
 	self->b = &self->s[1];
-	side_open(_metadata, self->a, opt_dev[0], opt_gidx[0]);
-	side_open(_metadata, self->b, opt_dev[1] ? opt_dev[1] : opt_dev[0],
-		  opt_dev[1] ? opt_gidx[1] : opt_gidx[0]);
+	sides_open(_metadata, self->a, self->b, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
 }
 
 FIXTURE_TEARDOWN(ud)
 {
-	int i;
-
 	if (self->ah)
 		ibv_destroy_ah(self->ah);
 	if (self->extra)
 		ibv_destroy_qp(self->extra);
-	for (i = 0; i < 2; i++) {
-		struct side *s = &self->s[i];
-
-		if (s->qp)
-			ibv_destroy_qp(s->qp);
-		if (s->mr)
-			ibv_dereg_mr(s->mr);
-		if (s->cq)
-			ibv_destroy_cq(s->cq);
-		if (s->pd)
-			ibv_dealloc_pd(s->pd);
-		if (s->ctx)
-			ibv_close_device(s->ctx);
-		free(s->buf);
-	}
+	side_close(self->a);
+	side_close(self->b);
 }
 
 /* A QP of @type on @s in INIT. */
@@ -617,7 +501,6 @@ int main(int argc, char **argv)
 			return opt == 'h' ? 0 : 2;
 		}
 	}
-	if (opt_dev[1] && opt_gidx[1] < 0)
-		opt_gidx[1] = opt_gidx[0];
+	device_opts_done();
 	return test_harness_run(argc, argv);
 }

@@ -35,84 +35,11 @@
 #define WC_WAIT_MS	10000
 #define QUIET_MS	300
 #define NO_SRQN		0xfffff0u	/* a number no SRQ has */
+#define ALL_ACCESS	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			 IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC)
 
-static const char *opt_dev[2] = { "sroce0", NULL };
-static int opt_gidx[2] = { 1, -1 };
+#include "verbs_test.h"
 
-struct side {
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_cq *cq;
-	uint8_t *buf;
-	struct ibv_mr *mr;
-	union ibv_gid gid;
-	int gidx;
-	struct ibv_port_attr port;
-};
-
-static struct ibv_device *find_device(const char *name)
-{
-	static struct ibv_device **list;
-	int i;
-
-	if (!list)
-		list = ibv_get_device_list(NULL);
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			return list[i];
-	return NULL;
-}
-
-static void pattern(uint8_t *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)(seed + i * 131 + (i >> 8) * 7);
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static int poll_wc(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
-{
-	uint64_t end = now_ms() + ms;
-	int n;
-
-	for (;;) {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n;
-		if (now_ms() > end)
-			return 0;
-		usleep(50);
-	}
-}
-
-#define EXPECT_WC(cq, wc, want_id, want_status) do { \
-	int __n = poll_wc((cq), &(wc), WC_WAIT_MS); \
-	ASSERT_EQ(1, __n) TH_LOG("no completion in %d ms (expected wr_id %llu %s)", \
-				 WC_WAIT_MS, (unsigned long long)(want_id), \
-				 ibv_wc_status_str(want_status)); \
-	EXPECT_EQ((want_status), (wc).status) \
-		TH_LOG("wr_id %llu: expected status %s, got %s", \
-		       (unsigned long long)(wc).wr_id, ibv_wc_status_str(want_status), \
-		       ibv_wc_status_str((wc).status)); \
-	EXPECT_EQ((uint64_t)(want_id), (wc).wr_id); \
-} while (0)
-
-#define EXPECT_NO_WC(cq) do { \
-	struct ibv_wc __wc; \
-	int __n = poll_wc((cq), &__wc, QUIET_MS); \
-	EXPECT_EQ(0, __n) TH_LOG("unexpected completion wr_id %llu status %s", \
-				 (unsigned long long)__wc.wr_id, \
-				 ibv_wc_status_str(__wc.status)); \
-} while (0)
 
 FIXTURE(xrc) {
 	struct side s[2];
@@ -123,30 +50,6 @@ FIXTURE(xrc) {
 	uint32_t srqn[2];
 	struct ibv_qp *ini, *tgt;
 };
-
-static void side_open(struct __test_metadata *_metadata, struct side *s,
-		      const char *name, int gidx)
-{
-	struct ibv_device *dev = find_device(name);
-
-	ASSERT_NE(NULL, dev) TH_LOG("device %s not found", name);
-	s->ctx = ibv_open_device(dev);
-	ASSERT_NE(NULL, s->ctx);
-	ASSERT_EQ(0, ibv_query_port(s->ctx, 1, &s->port));
-	s->gidx = gidx;
-	ASSERT_EQ(0, ibv_query_gid(s->ctx, 1, gidx, &s->gid));
-	s->pd = ibv_alloc_pd(s->ctx);
-	ASSERT_NE(NULL, s->pd);
-	s->cq = ibv_create_cq(s->ctx, 256, NULL, NULL, 0);
-	ASSERT_NE(NULL, s->cq);
-	s->buf = aligned_alloc(4096, BUF_SZ);
-	ASSERT_NE(NULL, s->buf);
-	memset(s->buf, 0, BUF_SZ);
-	s->mr = ibv_reg_mr(s->pd, s->buf, BUF_SZ, IBV_ACCESS_LOCAL_WRITE |
-			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			   IBV_ACCESS_REMOTE_ATOMIC);
-	ASSERT_NE(NULL, s->mr);
-}
 
 static struct ibv_xrcd *xrcd_open(struct ibv_context *ctx)
 {
@@ -272,18 +175,14 @@ static void xrc_connect(struct __test_metadata *_metadata, struct side *a,
 
 FIXTURE_SETUP(xrc)
 {
-	struct ibv_device_attr da;
 	struct side *b;
 	int i;
 
 	self->a = &self->s[0];
 	self->b = &self->s[1];
 	b = self->b;
-	side_open(_metadata, self->a, opt_dev[0], opt_gidx[0]);
-	side_open(_metadata, b, opt_dev[1] ? opt_dev[1] : opt_dev[0],
-		  opt_dev[1] ? opt_gidx[1] : opt_gidx[0]);
-	ASSERT_EQ(0, ibv_query_device(b->ctx, &da));
-	ASSERT_TRUE(da.device_cap_flags & IBV_DEVICE_XRC)
+	sides_open(_metadata, self->a, b, ALL_ACCESS);
+	ASSERT_TRUE(b->dev.device_cap_flags & IBV_DEVICE_XRC)
 		TH_LOG("the device does not advertise IBV_DEVICE_XRC");
 
 	self->xrcd = xrcd_open(b->ctx);
@@ -320,19 +219,8 @@ FIXTURE_TEARDOWN(xrc)
 	}
 	if (self->xrcd)
 		ibv_close_xrcd(self->xrcd);
-	for (i = 0; i < 2; i++) {
-		struct side *s = &self->s[i];
-
-		if (s->mr)
-			ibv_dereg_mr(s->mr);
-		if (s->cq)
-			ibv_destroy_cq(s->cq);
-		if (s->pd)
-			ibv_dealloc_pd(s->pd);
-		if (s->ctx)
-			ibv_close_device(s->ctx);
-		free(s->buf);
-	}
+	side_close(self->a);
+	side_close(self->b);
 }
 
 static int post_srq(struct side *b, struct ibv_srq *srq, uint64_t id,
@@ -646,17 +534,14 @@ int main(int argc, char **argv)
 
 	while ((opt = getopt(argc, argv, "d:g:D:G:h")) != -1) {
 		switch (opt) {
-		case 'd': opt_dev[0] = optarg; break;
-		case 'g': opt_gidx[0] = atoi(optarg); break;
-		case 'D': opt_dev[1] = optarg; break;
-		case 'G': opt_gidx[1] = atoi(optarg); break;
 		default:
+			if (device_opt(opt, optarg))
+				break;
 			fprintf(stderr, "usage: %s -d DEV -g GIDX [-D DEV2 -G GIDX2]\n",
 				argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
 	}
-	if (opt_dev[1] && opt_gidx[1] < 0)
-		opt_gidx[1] = opt_gidx[0];
+	device_opts_done();
 	return test_harness_run(argc, argv);
 }
