@@ -61,7 +61,7 @@ static struct conn conn_defaults(void)
 	return (struct conn){
 		.access = { ALL_ACCESS, ALL_ACCESS },
 		.rnr_retry = 7,
-		.retry_cnt = 2,
+		.retry_cnt = 7,		/* rides out a host that stalls the guest */
 		.timeout = 12,		/* 16.8 ms */
 		.min_rnr_timer = 1,	/* 0.01 ms */
 		.psn = 0x1234,
@@ -968,8 +968,16 @@ TEST_F_TIMEOUT(rc, sqd_drain_event_and_resume, 90)
 	if (q.sq_draining) {
 		memset(&x, 0, sizeof(x));
 		x.timeout = 14;
-		EXPECT_NE(0, to_state(a, IBV_QPS_SQD, IBV_QP_TIMEOUT, &x))
-			TH_LOG("SQD -> SQD accepted while draining");
+		/*
+		 * The drain may end between the query and the modify; then the
+		 * modify is right to pass, and the QP must say it is drained.
+		 */
+		if (!to_state(a, IBV_QPS_SQD, IBV_QP_TIMEOUT, &x)) {
+			ASSERT_EQ(0, ibv_query_qp(a->qp, &q, IBV_QP_STATE, &ia));
+			EXPECT_EQ(0, q.sq_draining)
+				TH_LOG("SQD -> SQD accepted while draining");
+			TH_LOG("the drain ended before SQD -> SQD: refusal not seen this run");
+		}
 	}
 
 	ev = async_event(a, WC_WAIT_MS, &evqp);
