@@ -37,8 +37,16 @@
  *	Prints:
  *	  traffic qps N size S depth D warmup_s W seconds T msgs M MBps X
  *	          kmsgps X min_qp_ratio X max_qp_ratio X stalled_qps N
+ *	          user_s X sys_s X nvcsw N nivcsw N
+ *	          cpu_busy B0,B1,... cpu_softirq S0,S1,...
  *	min_qp_ratio: the slowest QP's messages over the mean per QP
- *	(fairness: 1 is perfectly fair).
+ *	(fairness: 1 is perfectly fair).  user_s and sys_s are this
+ *	process's CPU time in the window (sys_s includes the bottom halves
+ *	that ran in its system calls), nvcsw and nivcsw its voluntary and
+ *	involuntary context switches: how much of the window the poster
+ *	had the CPU, and how often it gave it up.  cpu_busy and cpu_softirq:
+ *	each CPU's share of the window not idle, and in softirqs (ksoftirqd
+ *	included): where the work ran.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -47,6 +55,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 
 #include <infiniband/verbs.h>
 
@@ -432,6 +441,67 @@ static void post_write(struct ibv_qp *qp, uint64_t q, struct side *a,
 		die("ibv_post_send", errno);
 }
 
+/* Busy and softirq jiffies of each CPU (/proc/stat), up to MAX_CPUS. */
+#define MAX_CPUS	64
+
+struct cpu_times {
+	int n;
+	unsigned long long busy[MAX_CPUS], softirq[MAX_CPUS], all[MAX_CPUS];
+};
+
+static void cpu_times_read(struct cpu_times *c)
+{
+	FILE *f = fopen("/proc/stat", "r");
+	char line[512];
+
+	c->n = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && c->n < MAX_CPUS) {
+		unsigned long long v[8] = {};
+		int cpu, i;
+
+		if (strncmp(line, "cpu", 3) || line[3] < '0' || line[3] > '9')
+			continue;
+		if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu",
+			   &cpu, &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+			   &v[6], &v[7]) < 8)
+			continue;
+		c->all[c->n] = 0;
+		for (i = 0; i < 8; i++)
+			c->all[c->n] += v[i];
+		/* idle and iowait are the not-busy ones */
+		c->busy[c->n] = c->all[c->n] - v[3] - v[4];
+		c->softirq[c->n] = v[6];
+		c->n++;
+	}
+	fclose(f);
+}
+
+/* " cpu_busy B0,B1,... cpu_softirq S0,S1,...": shares of the window. */
+static void cpu_times_print(const struct cpu_times *a,
+			    const struct cpu_times *b)
+{
+	const char *key[] = { "cpu_busy", "cpu_softirq" };
+	int k, i;
+
+	for (k = 0; k < 2; k++) {
+		printf(" %s ", key[k]);
+		for (i = 0; i < a->n && i < b->n; i++) {
+			unsigned long long all = b->all[i] - a->all[i];
+			unsigned long long v = k ? b->softirq[i] - a->softirq[i] :
+						   b->busy[i] - a->busy[i];
+
+			printf("%s%.2f", i ? "," : "", all ? (double)v / all : 0);
+		}
+	}
+}
+
+static double tv_s(const struct timeval *tv)
+{
+	return tv->tv_sec + tv->tv_usec / 1e6;
+}
+
 /* The longest warm-up and measured window, in microseconds. */
 #define MAX_PHASE_US	60e6
 
@@ -454,6 +524,8 @@ static int cmd_traffic(char **argv, int argc)
 	uint64_t *done, *base, total = 0, minq = UINT64_MAX, maxq = 0;
 	int phase = 0, i, j, n, stalled = 0, outstanding;
 	double t_start, t0 = 0, t_end = 0, t, window;
+	struct rusage ru0 = {}, ru1;
+	struct cpu_times ct0 = {}, ct1;
 	struct ibv_wc wc[64];
 
 	if (nqps < 1 || nqps > 65536 || !size || size > (1 << 20) || seconds <= 0) {
@@ -519,11 +591,15 @@ static int cmd_traffic(char **argv, int argc)
 			window = window < MAX_PHASE_US ? window : MAX_PHASE_US;
 			t_end = t0 + window;
 			memcpy(base, done, nqps * sizeof(*done));
+			getrusage(RUSAGE_SELF, &ru0);
+			cpu_times_read(&ct0);
 		} else if (phase == 1 && t >= t_end) {
 			break;
 		}
 	}
 	t = now_us() - t0;
+	getrusage(RUSAGE_SELF, &ru1);
+	cpu_times_read(&ct1);
 	for (i = 0; i < nqps; i++) {
 		uint64_t d = done[i] - base[i];
 
@@ -532,11 +608,17 @@ static int cmd_traffic(char **argv, int argc)
 		maxq = d > maxq ? d : maxq;
 		stalled += !d;
 	}
-	printf("traffic qps %d size %zu depth %d warmup_s %.2f seconds %.2f msgs %" PRIu64 " MBps %.2f kmsgps %.3f min_qp_ratio %.2f max_qp_ratio %.2f stalled_qps %d\n",
+	printf("traffic qps %d size %zu depth %d warmup_s %.2f seconds %.2f msgs %" PRIu64 " MBps %.2f kmsgps %.3f min_qp_ratio %.2f max_qp_ratio %.2f stalled_qps %d",
 	       nqps, size, depth, (t0 - t_start) / 1e6, t / 1e6, total,
 	       total * (double)size / t / 1.048576, total / t * 1e3,
 	       total ? (double)minq * nqps / total : 0,
 	       total ? (double)maxq * nqps / total : 0, stalled);
+	printf(" user_s %.2f sys_s %.2f nvcsw %ld nivcsw %ld",
+	       tv_s(&ru1.ru_utime) - tv_s(&ru0.ru_utime),
+	       tv_s(&ru1.ru_stime) - tv_s(&ru0.ru_stime),
+	       ru1.ru_nvcsw - ru0.ru_nvcsw, ru1.ru_nivcsw - ru0.ru_nivcsw);
+	cpu_times_print(&ct0, &ct1);
+	printf("\n");
 	fflush(stdout);
 	/* Let the outstanding writes drain before the QPs go. */
 	for (i = 0; i < 3000 && outstanding > 0; i++) {
