@@ -38,15 +38,17 @@
  *	  traffic qps N size S depth D warmup_s W seconds T msgs M MBps X
  *	          kmsgps X min_qp_ratio X max_qp_ratio X stalled_qps N
  *	          user_s X sys_s X nvcsw N nivcsw N
- *	          cpu_busy B0,B1,... cpu_softirq S0,S1,...
+ *	          cpu_busy B0,B1,... cpu_softirq S0,S1,... cpu_seen C0,C1,...
  *	min_qp_ratio: the slowest QP's messages over the mean per QP
  *	(fairness: 1 is perfectly fair).  user_s and sys_s are this
  *	process's CPU time in the window (sys_s includes the bottom halves
  *	that ran in its system calls), nvcsw and nivcsw its voluntary and
  *	involuntary context switches: how much of the window the poster
  *	had the CPU, and how often it gave it up.  cpu_busy and cpu_softirq:
- *	each CPU's share of the window not idle, and in softirqs (ksoftirqd
- *	included): where the work ran.
+ *	each CPU's share of its accounted time not idle, and in softirqs
+ *	(ksoftirqd included): where the work ran; cpu_seen: the accounted
+ *	time over the window, below 1 when the host took the vCPU away
+ *	(see cpu_times_print()).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -478,21 +480,32 @@ static void cpu_times_read(struct cpu_times *c)
 	fclose(f);
 }
 
-/* " cpu_busy B0,B1,... cpu_softirq S0,S1,...": shares of the window. */
+/*
+ * " cpu_busy B0,... cpu_softirq S0,... cpu_seen C0,...": each CPU's busy
+ * and softirq share of the time it accounted, and that time over the
+ * window (@us).  The guest accounts busy time by ticks and idle time by
+ * the clock; ticks a vCPU does not get to run (the host descheduled its
+ * thread) are lost, so cpu_seen below 1 is the host taking that CPU away.
+ */
 static void cpu_times_print(const struct cpu_times *a,
-			    const struct cpu_times *b)
+			    const struct cpu_times *b, double us)
 {
-	const char *key[] = { "cpu_busy", "cpu_softirq" };
+	const char *key[] = { "cpu_busy", "cpu_softirq", "cpu_seen" };
+	double hz = sysconf(_SC_CLK_TCK);
 	int k, i;
 
-	for (k = 0; k < 2; k++) {
+	for (k = 0; k < 3; k++) {
 		printf(" %s ", key[k]);
 		for (i = 0; i < a->n && i < b->n; i++) {
 			unsigned long long all = b->all[i] - a->all[i];
-			unsigned long long v = k ? b->softirq[i] - a->softirq[i] :
-						   b->busy[i] - a->busy[i];
+			double v = k == 1 ? b->softirq[i] - a->softirq[i] :
+					    b->busy[i] - a->busy[i];
 
-			printf("%s%.2f", i ? "," : "", all ? (double)v / all : 0);
+			if (k == 2)
+				v = all / hz * 1e6 / us;
+			else
+				v = all ? v / all : 0;
+			printf("%s%.2f", i ? "," : "", v);
 		}
 	}
 }
@@ -617,7 +630,7 @@ static int cmd_traffic(char **argv, int argc)
 	       tv_s(&ru1.ru_utime) - tv_s(&ru0.ru_utime),
 	       tv_s(&ru1.ru_stime) - tv_s(&ru0.ru_stime),
 	       ru1.ru_nvcsw - ru0.ru_nvcsw, ru1.ru_nivcsw - ru0.ru_nivcsw);
-	cpu_times_print(&ct0, &ct1);
+	cpu_times_print(&ct0, &ct1, t);
 	printf("\n");
 	fflush(stdout);
 	/* Let the outstanding writes drain before the QPs go. */
