@@ -22,7 +22,9 @@ def parse(path):
     with open(path, encoding="utf-8") as f:
         for line in f:
             m = re.match(r"\s*(\w+):\s+(0x[0-9a-fA-F]+|\d+)\b", line)
-            if m and m.group(1) not in vals:
+            # Only the limits: other lines (node_guid: 0036:...) are not
+            # numbers int(x, 0) takes.
+            if m and m.group(1) in KEYS and m.group(1) not in vals:
                 vals[m.group(1)] = int(m.group(2), 0)
     return vals
 
