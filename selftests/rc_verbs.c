@@ -432,40 +432,64 @@ TEST_F(rc, send_multi_sge)
 	free(expect);
 }
 
-/* Inline SEND: the source may change right after the post returns. */
-TEST_F(rc, send_inline)
+/*
+ * Inline SENDs of @len bytes, @count of them (more than the 64-slot send
+ * ring: the indices wrap): the source may change right after the post
+ * returns.
+ */
+static void send_inline(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self,
+			uint32_t len, unsigned int count)
 {
 	struct side *a = self->a, *b = self->b;
 	struct conn c = conn_defaults();
-	uint8_t orig[64];
+	uint8_t orig[512];
 	struct ibv_sge sg;
 	struct ibv_wc wc;
+	unsigned int i;
 
-	c.max_inline = 64;
+	ASSERT_GE(sizeof(orig), len);
+	c.max_inline = len;
 	a->qp = ibv_create_qp(a->pd, &(struct ibv_qp_init_attr){
 		.send_cq = a->cq, .recv_cq = a->cq, .qp_type = IBV_QPT_RC,
 		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
-			 .max_recv_sge = 1, .max_inline_data = 64 } });
+			 .max_recv_sge = 1, .max_inline_data = len } });
 	if (!a->qp)
-		SKIP(return, "no inline data support: create_qp with max_inline_data 64: %s",
-		     strerror(errno));
+		SKIP(return, "no inline data support: create_qp with max_inline_data %u: %s",
+		     len, strerror(errno));
 	ibv_destroy_qp(a->qp);
 	a->qp = NULL;
 	connect_pair(_metadata, self, &c);
-	EXPECT_LE(64, a->cap.max_inline_data);
+	EXPECT_LE(len, a->cap.max_inline_data);
 
-	pattern(a->buf, 64, 77);
-	memcpy(orig, a->buf, 64);
-	ASSERT_EQ(0, post_recv(b, 31, DST_OFF, 64));
-	/* Inline data has no lkey: a zero lkey must not matter. */
-	sg = (struct ibv_sge){ (uintptr_t)a->buf, 64, 0 };
-	ASSERT_EQ(0, post_wr(a, 30, IBV_WR_SEND, &sg, 1, 0, 0, 0,
-			     IBV_SEND_SIGNALED | IBV_SEND_INLINE));
-	memset(a->buf, 0xee, 64);
-	EXPECT_WC(a->cq, wc, 30, IBV_WC_SUCCESS);
-	EXPECT_WC(b->cq, wc, 31, IBV_WC_SUCCESS);
-	EXPECT_EQ(64, wc.byte_len);
-	EXPECT_EQ(0, memcmp(orig, b->buf + DST_OFF, 64));
+	for (i = 0; i < count && _metadata->passed; i++) {
+		pattern(a->buf, len, 77 + i);
+		memcpy(orig, a->buf, len);
+		memset(b->buf + DST_OFF, 0, len);
+		ASSERT_EQ(0, post_recv(b, 2 * i + 1, DST_OFF, len));
+		/* Inline data has no lkey: a zero lkey must not matter. */
+		sg = (struct ibv_sge){ (uintptr_t)a->buf, len, 0 };
+		ASSERT_EQ(0, post_wr(a, 2 * i, IBV_WR_SEND, &sg, 1, 0, 0, 0,
+				     IBV_SEND_SIGNALED | IBV_SEND_INLINE));
+		memset(a->buf, 0xee, len);
+		EXPECT_WC(a->cq, wc, 2 * i, IBV_WC_SUCCESS);
+		EXPECT_WC(b->cq, wc, 2 * i + 1, IBV_WC_SUCCESS);
+		EXPECT_EQ(len, wc.byte_len);
+		EXPECT_EQ(0, memcmp(orig, b->buf + DST_OFF, len)) TH_LOG("SEND %u", i);
+	}
+}
+
+TEST_F(rc, send_inline)
+{
+	send_inline(_metadata, self, 64, 1);
+}
+
+/*
+ * 512 B inline: send slots of 1 KiB, which cross pages of the mapped ring,
+ * so the kernel reads them through a contiguous mapping (ring.c).
+ */
+TEST_F(rc, send_inline_512_ring_wraps)
+{
+	send_inline(_metadata, self, 512, 80);
 }
 
 /* ---- data: RDMA WRITE ----------------------------------------------------- */
