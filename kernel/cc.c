@@ -309,7 +309,8 @@ static void sroce_cc_increase(struct sroce_cc_qp *cc,
 	if (cc->rc_kbps >= line)
 		sroce_cc_at_line_rate(cc, p);
 	trace_sroce_cc_rate_increase(&container_of(cc, struct sroce_qp, cc)->ibqp,
-				     cc->rc_kbps, cc->rt_kbps, stage, by_bytes);
+				     cc->rc_kbps, cc->rt_kbps, cc->alpha, stage,
+				     by_bytes);
 }
 
 /* Apply the alpha periods that ended before @now. */
@@ -452,7 +453,8 @@ void sroce_cc_rx_cnp(struct sroce_qp *qp, struct sk_buff *skb)
 	spin_unlock(&cc->lock);
 
 	atomic64_inc(&qp->sdev->stats.cc_rate_cuts);
-	trace_sroce_cc_rate_cut(&qp->ibqp, rc, rt, alpha);
+	trace_sroce_cc_rate_cut(&qp->ibqp, rc, rt, alpha, SROCE_CC_STAGE_CUT,
+				false);
 }
 
 /* ---- notification point ----------------------------------------------------- */

@@ -291,48 +291,29 @@ TRACE_EVENT_CONDITION(sroce_comp_err,
 );
 
 /*
- * sroce_cc_rate_cut: a CNP cut the QP's DCQCN rate to @rc_kbps (target
- * @rt_kbps); @alpha is the congestion estimate after the cut, in 1/2^20.
+ * A change of a QP's DCQCN rate: @rc_kbps and @rt_kbps after it, @alpha the
+ * congestion estimate (1/2^20), @stage what changed it: a CNP's rate cut
+ * or an increase step in fast recovery (target kept), additive or hyper
+ * increase, caused by the rate timer or the byte counter (@by_bytes).
+ *
+ * sroce_cc_rate_cut: a CNP cut the rate (stage cut, alpha after the cut).
+ * sroce_cc_rate_increase: one increase step.
  */
-TRACE_EVENT(sroce_cc_rate_cut,
-	TP_PROTO(const struct ib_qp *ibqp, u32 rc_kbps, u32 rt_kbps, u32 alpha),
-	TP_ARGS(ibqp, rc_kbps, rt_kbps, alpha),
+#define SROCE_CC_STAGE_FR	0
+#define SROCE_CC_STAGE_AI	1
+#define SROCE_CC_STAGE_HAI	2
+#define SROCE_CC_STAGE_CUT	3
+
+DECLARE_EVENT_CLASS(sroce_cc_rate_class,
+	TP_PROTO(const struct ib_qp *ibqp, u32 rc_kbps, u32 rt_kbps, u32 alpha,
+		 u8 stage, bool by_bytes),
+	TP_ARGS(ibqp, rc_kbps, rt_kbps, alpha, stage, by_bytes),
 	TP_STRUCT__entry(
 		__array(char, dev, IB_DEVICE_NAME_MAX)
 		__field(u32, qpn)
 		__field(u32, rc_kbps)
 		__field(u32, rt_kbps)
 		__field(u32, alpha)
-	),
-	TP_fast_assign(
-		SROCE_TP_QP_ASSIGN;
-		__entry->rc_kbps = rc_kbps;
-		__entry->rt_kbps = rt_kbps;
-		__entry->alpha = alpha;
-	),
-	TP_printk("%s qpn=%u rc_kbps=%u rt_kbps=%u alpha=%u/1048576",
-		  __entry->dev, __entry->qpn, __entry->rc_kbps,
-		  __entry->rt_kbps, __entry->alpha)
-);
-
-/*
- * sroce_cc_rate_increase: one DCQCN increase step of the QP, caused by the
- * rate timer or the byte counter, in stage fast recovery (target kept),
- * additive or hyper increase; @rc_kbps and @rt_kbps after the step.
- */
-#define SROCE_CC_STAGE_FR	0
-#define SROCE_CC_STAGE_AI	1
-#define SROCE_CC_STAGE_HAI	2
-
-TRACE_EVENT(sroce_cc_rate_increase,
-	TP_PROTO(const struct ib_qp *ibqp, u32 rc_kbps, u32 rt_kbps, u8 stage,
-		 bool by_bytes),
-	TP_ARGS(ibqp, rc_kbps, rt_kbps, stage, by_bytes),
-	TP_STRUCT__entry(
-		__array(char, dev, IB_DEVICE_NAME_MAX)
-		__field(u32, qpn)
-		__field(u32, rc_kbps)
-		__field(u32, rt_kbps)
 		__field(u8, stage)
 		__field(bool, by_bytes)
 	),
@@ -340,18 +321,31 @@ TRACE_EVENT(sroce_cc_rate_increase,
 		SROCE_TP_QP_ASSIGN;
 		__entry->rc_kbps = rc_kbps;
 		__entry->rt_kbps = rt_kbps;
+		__entry->alpha = alpha;
 		__entry->stage = stage;
 		__entry->by_bytes = by_bytes;
 	),
-	TP_printk("%s qpn=%u rc_kbps=%u rt_kbps=%u stage=%s by=%s",
+	TP_printk("%s qpn=%u rc_kbps=%u rt_kbps=%u alpha=%u/1048576 stage=%s by=%s",
 		  __entry->dev, __entry->qpn, __entry->rc_kbps,
-		  __entry->rt_kbps,
+		  __entry->rt_kbps, __entry->alpha,
 		  __print_symbolic(__entry->stage,
 				   { SROCE_CC_STAGE_FR, "fast_recovery" },
 				   { SROCE_CC_STAGE_AI, "additive" },
-				   { SROCE_CC_STAGE_HAI, "hyper" }),
+				   { SROCE_CC_STAGE_HAI, "hyper" },
+				   { SROCE_CC_STAGE_CUT, "cut" }),
+		  __entry->stage == SROCE_CC_STAGE_CUT ? "cnp" :
 		  __entry->by_bytes ? "byte_counter" : "timer")
 );
+
+DEFINE_EVENT(sroce_cc_rate_class, sroce_cc_rate_cut,
+	TP_PROTO(const struct ib_qp *ibqp, u32 rc_kbps, u32 rt_kbps, u32 alpha,
+		 u8 stage, bool by_bytes),
+	TP_ARGS(ibqp, rc_kbps, rt_kbps, alpha, stage, by_bytes));
+
+DEFINE_EVENT(sroce_cc_rate_class, sroce_cc_rate_increase,
+	TP_PROTO(const struct ib_qp *ibqp, u32 rc_kbps, u32 rt_kbps, u32 alpha,
+		 u8 stage, bool by_bytes),
+	TP_ARGS(ibqp, rc_kbps, rt_kbps, alpha, stage, by_bytes));
 
 #endif /* SROCE_TRACE_H */
 

@@ -234,6 +234,9 @@ if [[ $have_trace == 1 ]]; then
 	dqpn=$(awk '{ sub("dqpn=", "", $7); print $7; exit }' "$TMP/cnp.txt")
 	check "the CNP names the QP that was cut (DestQP $dqpn)" \
 		grep -q "sroce_cc_rate_cut: $DEV_A qpn=$dqpn rc_kbps=" <<< "$trace"
+	check_eq "every cut event reports stage=cut by=cnp (the rate event class)" \
+		"$(grep -c "sroce_cc_rate_cut: $DEV_A " <<< "$trace")" \
+		"$(grep -c "sroce_cc_rate_cut: $DEV_A .* alpha=[0-9]*/1048576 stage=cut by=cnp\$" <<< "$trace")"
 	rc=$(grep -m1 -o "rc_kbps=[0-9]*" <<< "$trace")
 	check "the first cut lowered the rate below line rate (20000): $rc" test "${rc#rc_kbps=}" -lt 20000
 	diag "$(grep -m3 sroce_cc_rate_cut <<< "$trace")"
@@ -315,6 +318,9 @@ if wait_until 20 _rts; then
 			check "after the cut the rate rises with $w (sroce_cc_rate_increase)" test "${words/ $w /}" != "$words"
 		done
 		check "the rate reached line rate again (rc_kbps=8000)" _at_line
+		check_eq "every increase event reports alpha" \
+			"$(grep -c sroce_cc_rate_increase <<< "$trace")" \
+			"$(grep -c "sroce_cc_rate_increase: .* alpha=[0-9]*/1048576 stage=[a-z_]* by=[a-z_]*\$" <<< "$trace")"
 		# alpha=A/1048576 after the first cut: 1 (the initial 1 raised
 		# by g); after the third: decayed to ~0 meanwhile, then raised by
 		# g; the third cut took alpha/2 of a rate back at line rate.
