@@ -46,7 +46,7 @@ esac
 check_eq "no user QP, CQ, MR or PD left on $DEV_A" "" \
 	"$({ rdma resource show qp; rdma resource show cq; rdma resource show mr; rdma resource show pd; } |
 	    grep -E "$DEV_A[/ ].*comm [^[]")"
-check "ibv_rc_pingpong after the hostile process" pingpong ibv_rc_pingpong $NS_A $DEV_A $IP4_A $NS_A $DEV_A $IP4_A -n 50 -s 4096 -c
+check "ibv_rc_pingpong after the hostile process" pingpong_said ibv_rc_pingpong $NS_A $DEV_A $IP4_A $NS_A $DEV_A $IP4_A -n 50 -s 4096 -c
 topo_cleanup
 check_dmesg_clean "kernel log clean"
 finish

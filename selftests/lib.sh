@@ -403,6 +403,15 @@ client $cdev gid $cgi -> ${PP_CONNECT:-$sip}, exit $crc: $(< /tmp/pp.cli)"
 	return 1
 }
 
+# pingpong_said ARGS...: pingpong, printing $PP_OUT (both sides' output)
+# when it fails, for `check`, which runs its command in a subshell and
+# shows what it printed
+pingpong_said() {
+	pingpong "$@" && return 0
+	printf '%s\n' "$PP_OUT"
+	return 1
+}
+
 # netdev_of DEV: the netdev an RDMA device is bound to (from `rdma link`)
 netdev_of() {
 	local line

@@ -87,7 +87,7 @@ case $rc in
    diag "failed: $(grep '^not ok' <<< "$out" | tr '\n' ';')" ;;
 esac
 
-check "ibv_rc_pingpong after the limits" pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 50 -s 4096 -c
+check "ibv_rc_pingpong after the limits" pingpong_said ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 50 -s 4096 -c
 topo_cleanup
 check_dmesg_clean "kernel log clean"
 finish

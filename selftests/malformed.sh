@@ -55,7 +55,7 @@ case $rc in
 esac
 
 # The device still works for an unmodified program after the storm.
-check "ibv_rc_pingpong after the storm" pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 50 -s 4096 -c
+check "ibv_rc_pingpong after the storm" pingpong_said ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 50 -s 4096 -c
 diag "rdma statistic: $(rdma statistic show link $DEV_A/1 | tr -s ' ' | cut -c1-600)"
 topo_cleanup
 check_dmesg_clean "kernel log clean"

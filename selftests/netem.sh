@@ -115,7 +115,7 @@ jitter|delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_d
 EOF2
 
 check "ibv_rc_pingpong on the clean link afterwards" \
-	pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 20 -s 65536 -c
+	pingpong_said ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 20 -s 65536 -c
 topo_cleanup
 check_dmesg_clean "kernel log clean"
 finish

@@ -174,7 +174,7 @@ check_eq "no QP, CQ, MR or PD left on $DEV_A/$DEV_B" "" \
 	    grep -E "($DEV_A|$DEV_B)[/ ].*comm [^[]")"
 check_eq "module reference count back to $refcnt0 (module reloaded by rmmod way)" "$refcnt0" "$(< /sys/module/sroce/refcnt)"
 check "a fresh ibv_rc_pingpong moves checked data" \
-	pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 20 -s 65536 -c
+	pingpong_said ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 20 -s 65536 -c
 diag "slab: $slab0 KiB at the start, $(slab_total) KiB at the end; module refcnt $refcnt0 -> $(< /sys/module/sroce/refcnt)"
 diag "slab caches that grew most (KiB): $(slab_growth /tmp/td.slab0)"
 topo_cleanup
