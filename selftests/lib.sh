@@ -303,6 +303,9 @@ ibdev_attr() { local v; v=$(< "$IB/$1/$2") || return 1; echo "$v"; }
 port_attr() { local v; v=$(< "$IB/$1/ports/1/$2") || return 1; echo "$v"; }
 ibdev_exists() { [[ -d $IB/$1 ]]; }
 ibdev_gone() { [[ ! -e $IB/$1 ]]; }
+# rmmod_sroce: one try at unloading sroce; true once it is not loaded (for
+# wait_until: the last context's module reference may still be dropping)
+rmmod_sroce() { rmmod sroce 2>/dev/null || ! grep -qw '^sroce' /proc/modules; }
 
 # port_state DEV: ACTIVE, DOWN, ... (sysfs says "4: ACTIVE")
 port_state() { local s; s=$(port_attr "$1" state) || return 1; echo "${s#*: }"; }

@@ -56,10 +56,7 @@ if [[ $SROCE_DRIVER == sroce ]] && modprobe -a rdma_rxe dummy 2>/dev/null; then
 	ip link del lim_dummy 2>/dev/null
 	topo_cleanup
 	# the devices are gone; the module may be busy a moment longer
-	for _ in {1..50}; do
-		grep -qw '^sroce' /proc/modules || break
-		rmmod sroce 2>/dev/null || sleep 0.1
-	done
+	wait_until 5 rmmod_sroce
 else
 	skip "advertised limits against rdma_rxe's" "needs sroce and the rdma_rxe and dummy modules"
 fi

@@ -236,8 +236,7 @@ rmmod_with_holder() {
 		[ "$(port_state $D)" = ACTIVE ]
 	check "the holder is still running" kill -0 $holder_pid
 	kill $holder_pid 2>/dev/null; wait $holder_pid 2>/dev/null; holder_pid=
-	_rmmod_done() { rmmod sroce 2>/dev/null || ! grep -qw '^sroce' /proc/modules; }
-	check "rmmod sroce once the holder is gone" wait_until 10 _rmmod_done
+	check "rmmod sroce once the holder is gone" wait_until 10 rmmod_sroce
 	check "rmmod removed $D" wait_until 10 ibdev_gone $D
 }
 

@@ -137,8 +137,7 @@ way() {
 		[[ $out == *"in use"* ]] || { echo "rmmod under traffic: $out (expected: in use)"; return 1; }
 		ibdev_exists $DEV_A && ibdev_exists $DEV_B || { echo "a device went with the refused rmmod"; return 1; }
 		stop_traffic
-		_td_rmmod() { rmmod sroce 2>/dev/null || ! grep -qw '^sroce' /proc/modules; }
-		wait_until 10 _td_rmmod || { echo "rmmod after the processes exited: $(rmmod sroce 2>&1)"; return 1; }
+		wait_until 10 rmmod_sroce || { echo "rmmod after the processes exited: $(rmmod sroce 2>&1)"; return 1; }
 		ibdev_gone $DEV_A && ibdev_gone $DEV_B || { echo "devices left after rmmod"; return 1; } ;;
 	kill)
 		stop_traffic
