@@ -257,7 +257,13 @@ static void sroce_cc_qp_start(struct sroce_qp *qp)
 void sroce_cc_qp_init(struct sroce_qp *qp)
 {
 	spin_lock_init(&qp->cc.lock);
-	hrtimer_init(&qp->cc.pace_timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS_SOFT);
+	/*
+	 * Pinned: armed by a requester pass, which runs on the QP's CPU
+	 * (see sroce_req_own_cpu()), it kicks the requester there instead
+	 * of on a CPU that would only hand over to the work item.
+	 */
+	hrtimer_init(&qp->cc.pace_timer, CLOCK_MONOTONIC,
+		     HRTIMER_MODE_ABS_PINNED_SOFT);
 	qp->cc.pace_timer.function = sroce_cc_pace_expired;
 	sroce_cc_qp_start(qp);
 }
@@ -390,7 +396,7 @@ bool sroce_cc_tx_budget(struct sroce_qp *qp, u32 bytes)
 	if (cc->next_send > now) {
 		if (!hrtimer_is_queued(&cc->pace_timer))
 			hrtimer_start(&cc->pace_timer, ns_to_ktime(cc->next_send),
-				      HRTIMER_MODE_ABS_SOFT);
+				      HRTIMER_MODE_ABS_PINNED_SOFT);
 		spin_unlock(&cc->lock);
 		return false;
 	}

@@ -62,10 +62,13 @@ static struct workqueue_struct *sroce_req_wq;
  * WQ_MEM_RECLAIM: storage ULPs (nvme-rdma, NFS/RDMA) may need a send to
  * complete to free memory.  WQ_HIGHPRI: the work item continues sends
  * that a caller started; it should not queue behind ordinary work.
+ * Per-CPU, not unbound: a QP's packets leave from one CPU at a time (see
+ * sroce_req_own_cpu()), and its work item runs on that CPU; QPs owned by
+ * different CPUs still send in parallel.
  */
 int sroce_requester_module_init(void)
 {
-	sroce_req_wq = alloc_workqueue("sroce_req", WQ_HIGHPRI | WQ_UNBOUND |
+	sroce_req_wq = alloc_workqueue("sroce_req", WQ_HIGHPRI |
 				       WQ_MEM_RECLAIM, 0);
 	return sroce_req_wq ? 0 : -ENOMEM;
 }
@@ -954,11 +957,55 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp)
 	return sroce_req_send(qp);
 }
 
-/* Continue later from the work item (after @delay jiffies). */
+/*
+ * Continue later from the work item on the QP's CPU (after @delay
+ * jiffies).  Under req.lock, so req.cpu is stable; an offline CPU's work
+ * would run anywhere, so it goes to this one (the next pass takes the QP).
+ */
 static void sroce_req_defer(struct sroce_requester *req, unsigned long delay)
 {
+	int cpu = cpu_online(req->cpu) ? req->cpu : smp_processor_id();
+
 	if (!req->dying)
-		mod_delayed_work(sroce_req_wq, &req->work, delay);
+		mod_delayed_work_on(cpu, sroce_req_wq, &req->work, delay);
+}
+
+/*
+ * May this CPU send the QP's packets?  A local receiver (loopback, a veth
+ * peer) takes each packet into the receive backlog of the CPU that sent
+ * it, a multiqueue NIC into that CPU's transmit queue: packets of one QP
+ * sent from two CPUs can overtake each other.  The responder sees a gap:
+ * a sequence NAK and a go-back-N on RC, a lost message on UC.  So a QP
+ * sends from the CPU that sent last (req.cpu) for as long as a packet it
+ * sent may still be on its way, and a pass kicked elsewhere (doorbell,
+ * ACK, timer, pacer) hands over to the work item on req.cpu.
+ *
+ * The QP moves to the CPU at hand when nothing can be overtaken any more:
+ * RC and XRC once everything sent is acknowledged (the responder has
+ * taken it), UC and UD, which have no acknowledgments, once they sent
+ * nothing for SROCE_REQ_CPU_IDLE jiffies (a heuristic: a backlog holds a
+ * packet for far less); and at once if req.cpu went offline.  A process
+ * that migrates thus takes its QPs along between bursts, not inside one.
+ * Under req.lock (bottom halves off, so no migration under us).
+ */
+static bool sroce_req_own_cpu(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	int cpu = smp_processor_id();
+	bool quiet;
+
+	if (likely(cpu == req->cpu))
+		return true;
+	if (sroce_qp_is_reliable(qp))
+		quiet = qp->comp.psn == req->psn_max;
+	else
+		quiet = time_after_eq(jiffies,
+				      req->sent_at + SROCE_REQ_CPU_IDLE);
+	if (quiet || !cpu_online(req->cpu)) {
+		req->cpu = cpu;
+		return true;
+	}
+	return false;
 }
 
 static void sroce_req_handle_timeout(struct sroce_qp *qp);
@@ -999,6 +1046,11 @@ static void sroce_req_pass(struct sroce_qp *qp)
 
 	if (req->dying)
 		return;
+	/* Another CPU's packets may be on their way: continue there. */
+	if (!sroce_req_own_cpu(qp)) {
+		sroce_req_defer(req, 0);
+		return;
+	}
 	sroce_req_handle_timeout(qp);
 	sroce_req_handle_rnr_done(qp);
 	sroce_req_check_local_error(qp);
@@ -1015,6 +1067,8 @@ static void sroce_req_pass(struct sroce_qp *qp)
 		if (step != SROCE_REQ_SENT && step != SROCE_REQ_LOCAL)
 			break;
 	}
+	if (budget != SROCE_REQ_BUDGET)
+		req->sent_at = jiffies;		/* see sroce_req_own_cpu() */
 	/* UC retires as it sends: a local error may be the oldest now. */
 	sroce_req_check_local_error(qp);
 	sroce_req_check_drained(qp);
@@ -1488,8 +1542,12 @@ int sroce_requester_init(struct sroce_qp *qp)
 	u32 sq_size = sroce_ring_size(&qp->sq);
 
 	spin_lock_init(&req->lock);
-	timer_setup(&req->retrans_timer, sroce_req_retrans_expired, 0);
-	timer_setup(&req->rnr_timer, sroce_req_rnr_expired, 0);
+	req->cpu = raw_smp_processor_id();
+	req->sent_at = jiffies - SROCE_REQ_CPU_IDLE;
+	/* Pinned, as the pace timer: they fire where they were armed. */
+	timer_setup(&req->retrans_timer, sroce_req_retrans_expired,
+		    TIMER_PINNED);
+	timer_setup(&req->rnr_timer, sroce_req_rnr_expired, TIMER_PINNED);
 	INIT_DELAYED_WORK(&req->work, sroce_req_work);
 
 	req->max_sge = min_t(u32, qp->cap.max_send_sge, SROCE_MAX_SGE);
@@ -1601,6 +1659,8 @@ bool sroce_requester_draining(struct sroce_qp *qp)
 	spin_lock_bh(&req->lock);
 	draining = req->draining && !req->error && req->tail != req->head;
 	spin_unlock_bh(&req->lock);
+	/* A kick whose trylock met our lock is ours to run. */
+	sroce_req_run(qp);
 	return draining;
 }
 

@@ -33,8 +33,11 @@
  * sroce_cq_post() (under our lock) cannot deadlock.
  *
  * Execution contexts: the doorbell caller (post_send), the receive softirq
- * after the completer (an ACK opened room), the two timers (softirq) and a
- * work item that continues a pass that hit its packet budget.
+ * after the completer (an ACK opened room), the two timers (softirq), the
+ * congestion control pace timer and a work item that continues a pass
+ * that hit its packet budget.  Whatever the context, a QP's packets leave
+ * from one CPU while any of them may be on their way (req.cpu); a pass
+ * kicked on another CPU continues in the work item on that one.
  */
 #ifndef SROCE_REQUESTER_H
 #define SROCE_REQUESTER_H
@@ -81,6 +84,12 @@ struct sroce_qp;
  * window is used up.
  */
 #define SROCE_REQ_ACKREQ_EVERY		32
+
+/*
+ * UC and UD QPs (no acknowledgments) move to another CPU only after
+ * sending nothing for this many jiffies; see sroce_req_own_cpu().
+ */
+#define SROCE_REQ_CPU_IDLE	2
 
 /*
  * Immediate retries of a packet refused by a full transmit queue before
@@ -195,6 +204,8 @@ struct sroce_requester {
 	u32 acked_psn;			/* comp.psn when the window last grew */
 	u32 fail_index;			/* with local_error */
 	u32 busy_retries;		/* transmit refused since the last send */
+	int cpu;			/* sends from this CPU, see requester.c */
+	unsigned long sent_at;		/* jiffies of the last pass that sent */
 
 	/* Attributes, copied at RTS by sroce_requester_start(). */
 	u32 mtu;			/* path MTU in bytes */
