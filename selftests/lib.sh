@@ -402,7 +402,7 @@ pingpong() {
 server $sdev gid $sgi, exit $src: $(< /tmp/pp.srv)
 client $cdev gid $cgi -> ${PP_CONNECT:-$sip}, exit $crc: $(< /tmp/pp.cli)"
 	[[ $src == 0 && $crc == 0 ]] && grep -q 'bytes in' /tmp/pp.cli && return 0
-	PP_OUT+=$'\n'"(exit 124: killed after $(scaled 60) s)"
+	[[ $src == 124 || $crc == 124 ]] && PP_OUT+=$'\n'"(exit 124: killed after $(scaled 60) s)"
 	return 1
 }
 
