@@ -463,9 +463,14 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		}
 	}
 
-	/* The one allocation a modify may need: do it before changing anything. */
+	/* The allocations a modify may need: before changing anything. */
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) && next != IB_QPS_RESET) {
 		err = sroce_responder_reserve(qp, attr->max_dest_rd_atomic);
+		if (err)
+			goto out;
+	}
+	if (next != IB_QPS_RESET && next != IB_QPS_INIT) {
+		err = sroce_requester_reserve(qp);
 		if (err)
 			goto out;
 	}

@@ -1531,10 +1531,10 @@ static void sroce_req_reset_state(struct sroce_qp *qp)
 }
 
 /*
- * At QP creation, with qp->sq and qp->cap set up: allocate the shadow,
- * sized by the QP's send caps (what was asked, not what a ring slot could
- * hold: a WQE beyond them fails with IB_WC_LOC_LEN_ERR when it is fetched).
- * For 128 WQEs of one SGE that is 16 KiB.
+ * At QP creation, with qp->sq and qp->cap set up.  The shadow is sized by
+ * the QP's send caps (what was asked, not what a ring slot could hold: a
+ * WQE beyond them fails with IB_WC_LOC_LEN_ERR when it is fetched), and
+ * allocated later, by sroce_requester_reserve().
  */
 int sroce_requester_init(struct sroce_qp *qp)
 {
@@ -1557,11 +1557,34 @@ int sroce_requester_init(struct sroce_qp *qp)
 			    max_t(u32, req->max_sge * sizeof(struct sroce_sge),
 				  req->max_inline), 8);
 	req->sq_mask = sq_size - 1;
-	req->shadow = kvcalloc(sq_size, req->stride, GFP_KERNEL);
-	if (!req->shadow)
-		return -ENOMEM;
 
 	sroce_req_reset_state(qp);
+	return 0;
+}
+
+/*
+ * Allocate the shadow (for 128 WQEs of one SGE, 16 KiB) when the QP first
+ * moves past INIT, not at creation: a QP that is never connected never
+ * pays for it, and creation is that much faster.  From RTR on the QP can
+ * flush (the responder may fail it) and from RTS send, both of which go
+ * through the shadow; in RESET and INIT the requester does nothing.
+ * modify_qp calls this before it changes anything, under its mutex, so a
+ * failure leaves the QP as it was; the shadow then stays until destroy.
+ */
+int sroce_requester_reserve(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	void *shadow;
+
+	if (req->shadow)
+		return 0;
+	shadow = kvcalloc(req->sq_mask + 1, req->stride, GFP_KERNEL);
+	if (!shadow)
+		return -ENOMEM;
+	/* A completer looks at it under the lock (and finds !started). */
+	spin_lock_bh(&req->lock);
+	req->shadow = shadow;
+	spin_unlock_bh(&req->lock);
 	return 0;
 }
 

@@ -187,7 +187,7 @@ struct sroce_requester {
 	unsigned long pending;		/* SROCE_REQ_* bits, atomic */
 	spinlock_t lock;
 
-	void *shadow;			/* sq_size slots of stride bytes */
+	void *shadow;			/* sq_size x stride bytes; see reserve */
 	u32 stride;
 	u32 sq_mask;			/* sq_size - 1 */
 	u32 max_sge;
@@ -240,6 +240,8 @@ void sroce_requester_module_exit(void);
  * QP lifetime hooks, called by qp.c:
  *   init     at create, with qp->sq allocated (process context); also
  *            initialises the completer
+ *   reserve  in modify_qp to any state past INIT, before anything
+ *            changes (process context): allocates the shadow once
  *   start    on every modify to RTS (the first takes sq_psn; timeout and
  *            retry counts may change later)
  *   flush    when the QP enters ERR (any context but hardirq, without
@@ -254,6 +256,7 @@ void sroce_requester_module_exit(void);
  *            that still runs finds nothing to do
  */
 int sroce_requester_init(struct sroce_qp *qp);
+int sroce_requester_reserve(struct sroce_qp *qp);
 void sroce_requester_start(struct sroce_qp *qp);
 void sroce_requester_flush(struct sroce_qp *qp);
 void sroce_requester_drain(struct sroce_qp *qp, bool notify);
