@@ -12,30 +12,59 @@
  * into kernel memory before it validates it.  A kernel object's ring is
  * ordinary kernel memory with the same layout, so kernel and user objects
  * share the datapath.
+ *
+ * A user region is made of single pages (struct sroce_ring_pages), taken
+ * from the per-CPU free lists in one call: no higher-order block to find,
+ * nothing to set up in the vmalloc space.  The kernel reaches a slot
+ * through the page array (sroce_ring_slot()) when no slot of the region
+ * crosses a page boundary, which holds for slots of up to 256 bytes (the
+ * 256-byte header keeps them aligned); a region with larger slots gets a
+ * vmap() of its pages once, so that every slot is contiguous.
  */
 #ifndef SROCE_RING_H
 #define SROCE_RING_H
 
 #include <asm/barrier.h>
+#include <linux/mm.h>
 #include <linux/types.h>
 #include <rdma/ib_verbs.h>
 
 #include "uapi/sroce-abi.h"
 
+/*
+ * The memory of a region userspace maps: @count zeroed order-0 pages.  The
+ * region's mmap entry owns it once inserted (ucontext.c); vm_insert_pages()
+ * takes a reference on each page it maps, so a page outlives the entry as
+ * long as a process maps it.
+ */
+struct sroce_ring_pages {
+	unsigned int count;
+	struct page *page[];
+};
+
 struct sroce_ring {
 	struct sroce_ring_hdr *hdr;	/* NULL: the ring is not present */
+	/*
+	 * Slot 0 when the slots are contiguous in kernel memory (kernel
+	 * rings, vmap()ed regions), else NULL and slot i is at byte
+	 * slots_offset + i * entry_size of the region's @pages.
+	 */
 	void *slots;
+	struct page **pages;
+	u32 slots_offset;
 	u32 mask;			/* entries - 1 */
 	u32 log2_entries;
 	u32 entry_size;
 	u32 offset;			/* of hdr in the memory below */
 	u32 map_size;			/* all of that memory, page aligned */
 	/*
-	 * The memory this ring owns; NULL in the second ring of a pair,
-	 * which lives in the first one's.  User rings: the mmap entry owns
-	 * it (see ucontext.c).
+	 * What this ring owns; nothing in the second ring of a pair, which
+	 * lives in the first one's memory.  Kernel rings: @buf.  User rings:
+	 * the mmap entry (which owns the pages, see ucontext.c) and @vmap,
+	 * the kernel's contiguous view of them if the slots need one.
 	 */
 	void *buf;
+	void *vmap;
 	struct rdma_user_mmap_entry *mentry;
 	u64 mmap_offset;
 };
@@ -75,9 +104,20 @@ static inline u32 sroce_ring_entry_size(const struct sroce_ring *ring)
 	return ring->entry_size;
 }
 
+/* User regions: the mmap entry frees the pages (sroce_mmap_free()). */
+struct sroce_ring_pages *sroce_ring_pages_alloc(unsigned int count);
+void sroce_ring_pages_free(struct sroce_ring_pages *pages);
+
 static inline void *sroce_ring_slot(const struct sroce_ring *ring, u32 index)
 {
-	return ring->slots + (size_t)(index & ring->mask) * ring->entry_size;
+	size_t pos = (size_t)(index & ring->mask) * ring->entry_size;
+
+	if (ring->slots)
+		return ring->slots + pos;
+	/* No slot crosses a page: see sroce_ring_fits_pages(). */
+	pos += ring->slots_offset;
+	return page_address(ring->pages[pos >> PAGE_SHIFT]) +
+	       offset_in_page(pos);
 }
 
 /* Acquire: slot contents published before the index are visible. */

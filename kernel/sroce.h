@@ -281,10 +281,9 @@ void sroce_dealloc_ucontext(struct ib_ucontext *ibuc);
 void sroce_disassociate_ucontext(struct ib_ucontext *ibuc);
 int sroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void sroce_mmap_free(struct rdma_user_mmap_entry *rentry);
-void *sroce_mmap_buf_alloc(size_t size);
-void sroce_mmap_buf_free(void *buf, size_t size);
+struct sroce_ring_pages;
 struct rdma_user_mmap_entry *sroce_mmap_insert(struct ib_ucontext *ibuc,
-					       void *vbuf, size_t size,
+					       struct sroce_ring_pages *pages,
 					       u64 *offset);
 
 #endif /* SROCE_H */

@@ -2,84 +2,43 @@
 /*
  * ucontext.c - user contexts and the mmap of shared rings.
  *
- * Every region userspace maps is a zeroed buffer from sroce_mmap_buf_alloc()
- * registered as an rdma_user_mmap_entry: the core hands out the mmap offset,
- * looks the entry up on mmap() and calls sroce_mmap_free() once the driver
- * removed the entry (rdma_user_mmap_entry_remove() when the ring's owner is
- * destroyed) and no mmap() call is using it any more.  Ownership of the
- * buffer moves to the entry when it is inserted; sroce_mmap_free() frees
- * both.
+ * Every region userspace maps is a set of zeroed pages from
+ * sroce_ring_pages_alloc() (ring.c) registered as an rdma_user_mmap_entry:
+ * the core hands out the mmap offset, looks the entry up on mmap() and
+ * calls sroce_mmap_free() once the driver removed the entry
+ * (rdma_user_mmap_entry_remove() when the ring's owner is destroyed) and
+ * no mmap() call is using it any more.  Ownership of the pages moves to
+ * the entry when it is inserted; sroce_mmap_free() frees both.
  *
- * vm_insert_pages() (and remap_vmalloc_range(), which uses it page by page)
- * takes a reference on every page it maps, so a process that keeps a ring
- * mapped after its object was destroyed (or after the device was
- * disassociated) keeps only those pages alive: the kernel never looks at
- * them again and they are freed on munmap.
+ * vm_insert_pages() takes a reference on every page it maps, so a process
+ * that keeps a ring mapped after its object was destroyed (or after the
+ * device was disassociated) keeps only those pages alive: the kernel never
+ * looks at them again and they are freed on munmap.
  */
 #include <linux/mm.h>
 #include <linux/module.h>
-#include <linux/vmalloc.h>
 
 #include "compat.h"
+#include "ring.h"
 #include "sroce.h"
 
 struct sroce_mmap_entry {
 	struct rdma_user_mmap_entry rentry;
-	void *vbuf;			/* sroce_mmap_buf_alloc() memory, owned */
-	size_t size;
+	struct sroce_ring_pages *pages;	/* owned */
 };
 
-/* The largest buffer taken as contiguous pages (32 KiB with 4 KiB pages). */
-#define SROCE_MMAP_PAGES_MAX	(1UL << PAGE_ALLOC_COSTLY_ORDER)
-
-/*
- * Zeroed memory for a region userspace maps: userspace sees no stale kernel
- * data and ring indices start at 0.  Up to SROCE_MMAP_PAGES_MAX pages (the
- * rings of QPs and CQs of the usual depths) physically contiguous pages:
- * reached through the direct map, so nothing is set up in the vmalloc
- * space and, above all, nothing torn down (vfree() ends in a TLB flush on
- * every CPU once enough lazily unmapped areas have piled up).  Larger
- * buffers, or when no such block is free, vmalloc_user().
- */
-void *sroce_mmap_buf_alloc(size_t size)
+/* Map all of a region (the core checked that the VMA has its size). */
+static int sroce_mmap_pages(struct vm_area_struct *vma,
+			    struct sroce_ring_pages *pages)
 {
-	void *buf = NULL;
-
-	/*
-	 * Not __GFP_ZERO: that would clear the whole power-of-two block,
-	 * also the pages alloc_pages_exact() gives back (3 of 8 for a CQ of
-	 * 256 entries).
-	 */
-	if (size <= SROCE_MMAP_PAGES_MAX * PAGE_SIZE) {
-		buf = alloc_pages_exact(size, GFP_KERNEL | __GFP_NOWARN);
-		if (buf)
-			memset(buf, 0, size);
-	}
-	return buf ?: vmalloc_user(size);
-}
-
-void sroce_mmap_buf_free(void *buf, size_t size)
-{
-	if (is_vmalloc_addr(buf))
-		vfree(buf);
-	else
-		free_pages_exact(buf, size);
-}
-
-/* Map all of a contiguous buffer (the core checked the VMA's size). */
-static int sroce_mmap_pages(struct vm_area_struct *vma, void *buf)
-{
-	struct page *pages[SROCE_MMAP_PAGES_MAX];
-	unsigned long i, n = vma_pages(vma);
+	unsigned long n = vma_pages(vma);
 	int err;
 
-	if (WARN_ON_ONCE(n > ARRAY_SIZE(pages)))
+	if (WARN_ON_ONCE(n != pages->count))
 		return -EINVAL;
-	for (i = 0; i < n; i++)
-		pages[i] = virt_to_page(buf + i * PAGE_SIZE);
 	/* As remap_vmalloc_range(): no mremap() growth, not in core dumps. */
 	sroce_vma_set_flags(vma, VM_DONTEXPAND | VM_DONTDUMP);
-	err = vm_insert_pages(vma, vma->vm_start, pages, &n);
+	err = vm_insert_pages(vma, vma->vm_start, pages->page, &n);
 	return err ?: (n ? -EFAULT : 0);
 }
 
@@ -154,12 +113,12 @@ void sroce_disassociate_ucontext(struct ib_ucontext *ibuc)
 }
 
 /*
- * Register @vbuf (sroce_mmap_buf_alloc(), @size a multiple of PAGE_SIZE) for
- * mmap().  On success the entry owns @vbuf and *@offset is the value
- * userspace passes to mmap(); on failure the caller still owns @vbuf.
+ * Register @pages (sroce_ring_pages_alloc()) for mmap().  On success the
+ * entry owns them and *@offset is the value userspace passes to mmap(); on
+ * failure the caller still owns them.
  */
 struct rdma_user_mmap_entry *sroce_mmap_insert(struct ib_ucontext *ibuc,
-					       void *vbuf, size_t size,
+					       struct sroce_ring_pages *pages,
 					       u64 *offset)
 {
 	struct sroce_mmap_entry *entry;
@@ -169,9 +128,9 @@ struct rdma_user_mmap_entry *sroce_mmap_insert(struct ib_ucontext *ibuc,
 	if (!entry)
 		return ERR_PTR(-ENOMEM);
 
-	entry->vbuf = vbuf;
-	entry->size = size;
-	err = rdma_user_mmap_entry_insert(ibuc, &entry->rentry, size);
+	entry->pages = pages;
+	err = rdma_user_mmap_entry_insert(ibuc, &entry->rentry,
+					  (size_t)pages->count << PAGE_SHIFT);
 	if (err) {
 		kfree(entry);
 		return ERR_PTR(err);
@@ -183,7 +142,6 @@ struct rdma_user_mmap_entry *sroce_mmap_insert(struct ib_ucontext *ibuc,
 int sroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rentry;
-	void *vbuf;
 	int err;
 
 	/* A private mapping would copy on write and hide the producer. */
@@ -195,11 +153,7 @@ int sroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	if (!rentry)
 		return -EINVAL;
 
-	vbuf = to_smentry(rentry)->vbuf;
-	if (is_vmalloc_addr(vbuf))
-		err = remap_vmalloc_range(vma, vbuf, 0);
-	else
-		err = sroce_mmap_pages(vma, vbuf);
+	err = sroce_mmap_pages(vma, to_smentry(rentry)->pages);
 	rdma_user_mmap_entry_put(rentry);
 	return err;
 }
@@ -208,6 +162,6 @@ void sroce_mmap_free(struct rdma_user_mmap_entry *rentry)
 {
 	struct sroce_mmap_entry *entry = to_smentry(rentry);
 
-	sroce_mmap_buf_free(entry->vbuf, entry->size);
+	sroce_ring_pages_free(entry->pages);
 	kfree(entry);
 }
