@@ -111,7 +111,7 @@ static int sroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 {
 	if (index >= SROCE_MAX_PKEYS)
 		return -EINVAL;
-	*pkey = IB_DEFAULT_PKEY_FULL;
+	*pkey = index ? 0 : IB_DEFAULT_PKEY_FULL;	/* see SROCE_MAX_PKEYS */
 	return 0;
 }
 

@@ -349,7 +349,8 @@ static int sroce_qp_check_attr(struct sroce_qp *qp,
 {
 	if ((mask & IB_QP_PORT) && attr->port_num != 1)
 		return -EINVAL;
-	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= SROCE_MAX_PKEYS)
+	/* Slot 0 holds the only P_Key; the others are empty. */
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index != 0)
 		return -EINVAL;
 	if ((mask & IB_QP_PATH_MTU) &&
 	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))

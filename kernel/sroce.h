@@ -79,7 +79,14 @@
 #define SROCE_MAX_SRQ		BIT(20)
 #define SROCE_MAX_SRQ_WR	BIT(20)
 #define SROCE_MAX_XRCD		65536
-#define SROCE_MAX_PKEYS		1
+/*
+ * The port's P_Key table has SROCE_MAX_PKEYS slots (rdma_rxe advertises as
+ * many partitions) of which only slot 0 holds a P_Key, the default
+ * full-member 0xffff: RoCE has no subnet manager to fill the others, so
+ * they read 0, the IB encoding of an empty slot, and a QP may name slot 0
+ * only.
+ */
+#define SROCE_MAX_PKEYS		64
 #define SROCE_GID_TBL_LEN	1024
 #define SROCE_MAX_MSG_SIZE	0x80000000U	/* 2 GiB, the IB limit */
 #define SROCE_LOCAL_CA_ACK_DELAY 15

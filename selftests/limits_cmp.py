@@ -8,10 +8,8 @@ import re
 import sys
 
 # Every count and size limit of ibv_query_device() and ibv_query_port()
-# that rdma_rxe sets.  Not compared: max_pkeys (rdma_rxe's 64 is not
-# backed by a table: its port has one P_Key, pkey_tbl_len 1, and
-# query_pkey refuses any other index; sroce says 1, as its port does).
-KEYS = """max_mr_size max_qp max_qp_wr max_sge max_sge_rd max_cq max_cqe max_mr
+# that rdma_rxe sets.
+KEYS = """max_pkeys max_mr_size max_qp max_qp_wr max_sge max_sge_rd max_cq max_cqe max_mr
 max_pd max_qp_rd_atom max_res_rd_atom max_qp_init_rd_atom max_mw
 max_mcast_grp max_mcast_qp_attach max_total_mcast_qp_attach max_ah max_srq
 max_srq_wr max_srq_sge max_msg_sz gid_tbl_len pkey_tbl_len""".split()
