@@ -12,6 +12,8 @@
  *	  objects PHASE count N create_us X per_obj_us X destroy_us X
  *	          per_destroy_us X mem_kib X slab_kib X vmalloc_kib X
  *	          pagetables_kib X
+ *	          create_first_med_us X create_last_med_us X
+ *	          destroy_first_med_us X destroy_last_med_us X
  *	          create_med_us X destroy_med_us X destroy_max_us X
  *	          [cq_create_med_us X qp_create_med_us X
  *	           qp_destroy_med_us X cq_destroy_med_us X]
@@ -23,7 +25,12 @@
  *	time of each object (a QP with its CQ) or of each verb: on a loaded
  *	host a preempted guest CPU inflates a few calls by milliseconds, which
  *	moves the means (per_obj_us, per_destroy_us) but not the medians;
- *	destroy_max_us is the slowest single teardown.
+ *	destroy_max_us is the slowest single teardown.  *_first_med_us and
+ *	*_last_med_us are the medians of the first and the last tenth of the
+ *	objects, in the order they were created (and destroyed: the same
+ *	order): whether an object costs more when many others exist, measured
+ *	within one run.  With SCALE_TIMES=FILE every call's time is appended
+ *	to FILE as "VERB INDEX US" lines, in call order.
  *
  *   scale_verbs traffic DEV_A GID_A DEV_B GID_B NQPS SIZE SECONDS [DEPTH]
  *	One process, both devices: NQPS RC QP pairs connected directly
@@ -177,6 +184,25 @@ static double times_quantile(struct times *t, double q)
 	return t->us[i];
 }
 
+/*
+ * The median of the calls [@from, @from + @count) in call order (@t not
+ * yet sorted): the cost of an object at a given number of live objects.
+ */
+static double times_slice_median(const struct times *t, int from, int count)
+{
+	struct times s;
+	double med;
+
+	if (count < 1 || from < 0 || from + count > t->n)
+		return 0;
+	times_init(&s, count);
+	memcpy(s.us, t->us + from, count * sizeof(*s.us));
+	s.n = count;
+	med = times_quantile(&s, 0.5);
+	free(s.us);
+	return med;
+}
+
 /* Element-wise a + b into a (both as long). */
 static void times_add(struct times *a, const struct times *b)
 {
@@ -197,9 +223,38 @@ static void report(const char *phase, int n, double t_create, double t_destroy,
 	       kern / n, (double)(b->slab_kib - a->slab_kib) / n,
 	       (double)(b->vmalloc_kib - a->vmalloc_kib) / n,
 	       (double)(b->pagetables_kib - a->pagetables_kib) / n);
+	/*
+	 * Objects are created and destroyed in the same order: the first
+	 * tenth is created with at most n/10 objects alive and destroyed
+	 * with at least 9n/10 alive, the last tenth the other way round.
+	 * Both come from one run, seconds apart, so a change of the host's
+	 * speed between two runs does not enter their ratio.
+	 */
+	printf(" create_first_med_us %.1f create_last_med_us %.1f destroy_first_med_us %.1f destroy_last_med_us %.1f",
+	       times_slice_median(create, 0, n / 10),
+	       times_slice_median(create, n - n / 10, n / 10),
+	       times_slice_median(destroy, 0, n / 10),
+	       times_slice_median(destroy, n - n / 10, n / 10));
 	printf(" create_med_us %.1f destroy_med_us %.1f destroy_max_us %.0f",
 	       times_quantile(create, 0.5), times_quantile(destroy, 0.5),
 	       times_quantile(destroy, 1.0));
+}
+
+/* SCALE_TIMES=FILE: every call's time, "KIND INDEX US" (unsorted). */
+static void times_dump(const char *kind, const struct times *t)
+{
+	const char *path = getenv("SCALE_TIMES");
+	FILE *f;
+	int i;
+
+	if (!path)
+		return;
+	f = fopen(path, "a");
+	if (!f)
+		die(path, errno);
+	for (i = 0; i < t->n; i++)
+		fprintf(f, "%s %d %.1f\n", kind, i, t->us[i]);
+	fclose(f);
 }
 
 static int cmd_objects(const char *dev, int n)
@@ -258,6 +313,10 @@ static int cmd_objects(const char *dev, int n)
 			die("ibv_destroy_cq", errno);
 		cq_destroy.us[cq_destroy.n++] = lap(&t);
 	}
+	times_dump("cq_create", &cq_create);
+	times_dump("qp_create", &qp_create);
+	times_dump("qp_destroy", &qp_destroy);
+	times_dump("cq_destroy", &cq_destroy);
 	/* Per QP with its CQ, then per verb (the sums first: sorting). */
 	{
 		struct times create = cq_create, destroy = qp_destroy;
@@ -306,6 +365,8 @@ static int cmd_objects(const char *dev, int n)
 			die("ibv_dereg_mr", errno);
 		cq_destroy.us[cq_destroy.n++] = lap(&t);
 	}
+	times_dump("mr_create", &cq_create);
+	times_dump("mr_destroy", &cq_destroy);
 	report("mr", n, t1 - t0, t - t2, &m0, &m1, &cq_create, &cq_destroy);
 	printf("\n");
 	fflush(stdout);

@@ -158,14 +158,30 @@ def render(limits, objects, traffic, fails):
                 r = objects.get((phase, n, 'rxe'), {})
                 for key, label in (('per_obj_us', 'create us'),
                                    ('create_med_us', 'create us median'),
+                                   ('create_first_med_us', '  first tenth'),
+                                   ('create_last_med_us', '  last tenth'),
+                                   ('create_last/first', '  many/few alive'),
                                    ('cq_create_med_us', '  create_cq median'),
                                    ('qp_create_med_us', '  create_qp median'),
                                    ('per_destroy_us', 'destroy us'),
                                    ('destroy_med_us', 'destroy us median'),
+                                   ('destroy_first_med_us', '  first tenth'),
+                                   ('destroy_last_med_us', '  last tenth'),
+                                   ('destroy_first/last', '  many/few alive'),
                                    ('destroy_max_us', 'destroy us slowest'),
                                    ('mem_kib', 'kernel KiB'),
                                    ('slab_kib', 'slab KiB'),
                                    ('vmalloc_kib', 'vmalloc KiB')):
+                    if '/' in key:
+                        # within one run: does an object cost more when
+                        # many others exist?  (sroce/rxe of two such
+                        # ratios says nothing)
+                        v, many, few = re.match(r'(\w+_)(\w+)/(\w+)', key).groups()
+                        rows.append([phase, n, label,
+                                     ratio(s.get(v + many + '_med_us'), s.get(v + few + '_med_us')),
+                                     ratio(r.get(v + many + '_med_us'), r.get(v + few + '_med_us')),
+                                     '-'])
+                        continue
                     if key not in s and key not in r:
                         continue
                     rows.append([phase, n, label, num(s.get(key)),
@@ -173,9 +189,15 @@ def render(limits, objects, traffic, fails):
         out.append('Objects, per object (a QP with its CQ: 128 send and receive WRs, '
                    '256 CQEs; a 4 KiB MR): "us" is the mean (all objects\' time over '
                    'their count), "median" the median time of one object (or of '
-                   'one verb), which a preempted guest CPU does not move; kernel '
-                   'KiB is the drop of MemFree less the process\'s own anonymous '
-                   'memory:\n')
+                   'one verb), which a preempted guest CPU does not move; "first '
+                   'tenth" and "last tenth" are the medians of the first and the '
+                   'last tenth of the objects of the same run, in creation order '
+                   '(and destruction order: the same), "many/few alive" the '
+                   'median of the tenth that met the most other objects over '
+                   'that of the tenth that met the fewest (created last, '
+                   'destroyed first): 1 when an object costs the same however '
+                   'many exist; kernel KiB is the drop of MemFree less the '
+                   'process\'s own anonymous memory:\n')
         out.append(table(['object', 'count', 'figure', 'sroce', 'rxe', 'sroce/rxe'], rows))
         out.append('')
     tout = []
