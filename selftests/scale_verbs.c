@@ -14,6 +14,8 @@
  *	          pagetables_kib X
  *	          create_first_med_us X create_last_med_us X
  *	          destroy_first_med_us X destroy_last_med_us X
+ *	          create_ref_first_med_us X create_ref_last_med_us X
+ *	          destroy_ref_first_med_us X destroy_ref_last_med_us X
  *	          create_med_us X destroy_med_us X destroy_max_us X
  *	          [cq_create_med_us X qp_create_med_us X
  *	           qp_destroy_med_us X cq_destroy_med_us X]
@@ -29,7 +31,9 @@
  *	*_last_med_us are the medians of the first and the last tenth of the
  *	objects, in the order they were created (and destroyed: the same
  *	order): whether an object costs more when many others exist, measured
- *	within one run.  With SCALE_TIMES=FILE every call's time is appended
+ *	within one run.  *_ref_* are the same medians of a fixed piece of
+ *	work timed after each object (see ref_sample()): how fast the guest
+ *	ran in those tenths.  With SCALE_TIMES=FILE every call's time is appended
  *	to FILE as "VERB INDEX US" lines, in call order.
  *
  *   scale_verbs traffic DEV_A GID_A DEV_B GID_B NQPS SIZE SECONDS [DEPTH]
@@ -203,6 +207,33 @@ static double times_slice_median(const struct times *t, int from, int count)
 	return med;
 }
 
+/*
+ * The guest's speed beside each object: under TCG on a shared host it moves
+ * in steps of 25% and more within seconds (the host takes the vCPU away),
+ * and the first and the last tenth of a 10,000-object run are seconds
+ * apart.  A fixed piece of work (a few system calls and a walk over 32 KiB)
+ * timed after each object says how fast the guest ran then; it is not part
+ * of the object's time nor of the phase's total.
+ */
+static double ref_total_us;
+
+static void ref_sample(struct times *ref, double *t)
+{
+	static unsigned long buf[4096];
+	static volatile unsigned long sink;
+	double t0 = now_us(), d;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		getppid();
+	for (i = 0; i < 4096; i++)
+		sink += buf[(i * 97) & 4095]++;
+	d = now_us() - t0;
+	ref->us[ref->n++] = d;
+	ref_total_us += d;
+	*t = now_us();
+}
+
 /* Element-wise a + b into a (both as long). */
 static void times_add(struct times *a, const struct times *b)
 {
@@ -214,7 +245,8 @@ static void times_add(struct times *a, const struct times *b)
 
 static void report(const char *phase, int n, double t_create, double t_destroy,
 		   const struct mem *a, const struct mem *b,
-		   struct times *create, struct times *destroy)
+		   struct times *create, struct times *destroy,
+		   const struct times *ref_create, const struct times *ref_destroy)
 {
 	double kern = (a->free_kib - b->free_kib) - (b->anon_kib - a->anon_kib);
 
@@ -235,6 +267,11 @@ static void report(const char *phase, int n, double t_create, double t_destroy,
 	       times_slice_median(create, n - n / 10, n / 10),
 	       times_slice_median(destroy, 0, n / 10),
 	       times_slice_median(destroy, n - n / 10, n / 10));
+	printf(" create_ref_first_med_us %.1f create_ref_last_med_us %.1f destroy_ref_first_med_us %.1f destroy_ref_last_med_us %.1f",
+	       times_slice_median(ref_create, 0, n / 10),
+	       times_slice_median(ref_create, n - n / 10, n / 10),
+	       times_slice_median(ref_destroy, 0, n / 10),
+	       times_slice_median(ref_destroy, n - n / 10, n / 10));
 	printf(" create_med_us %.1f destroy_med_us %.1f destroy_max_us %.0f",
 	       times_quantile(create, 0.5), times_quantile(destroy, 0.5),
 	       times_quantile(destroy, 1.0));
@@ -265,6 +302,7 @@ static int cmd_objects(const char *dev, int n)
 	struct ibv_qp **qps = calloc(n, sizeof(*qps));
 	struct ibv_mr **mrs = calloc(n, sizeof(*mrs));
 	struct times cq_create, qp_create, qp_destroy, cq_destroy;
+	struct times ref_create, ref_destroy;
 	struct mem m0, m1;
 	double t0, t1, t2, t;
 	char *bufs;
@@ -276,8 +314,11 @@ static int cmd_objects(const char *dev, int n)
 	times_init(&qp_create, n);
 	times_init(&qp_destroy, n);
 	times_init(&cq_destroy, n);
+	times_init(&ref_create, n);
+	times_init(&ref_destroy, n);
 
 	mem_read(&m0);
+	ref_total_us = 0;
 	t0 = now_us();
 	t = t0;
 	for (i = 0; i < n; i++) {
@@ -300,9 +341,11 @@ static int cmd_objects(const char *dev, int n)
 			die("ibv_create_qp", errno);
 		}
 		qp_create.us[qp_create.n++] = lap(&t);
+		ref_sample(&ref_create, &t);
 	}
-	t1 = t;
+	t1 = t - ref_total_us;
 	mem_read(&m1);
+	ref_total_us = 0;
 	t2 = now_us();
 	t = t2;
 	for (i = 0; i < n; i++) {
@@ -312,11 +355,15 @@ static int cmd_objects(const char *dev, int n)
 		if (ibv_destroy_cq(cqs[i]))
 			die("ibv_destroy_cq", errno);
 		cq_destroy.us[cq_destroy.n++] = lap(&t);
+		ref_sample(&ref_destroy, &t);
 	}
+	t -= ref_total_us;
 	times_dump("cq_create", &cq_create);
 	times_dump("qp_create", &qp_create);
 	times_dump("qp_destroy", &qp_destroy);
 	times_dump("cq_destroy", &cq_destroy);
+	times_dump("ref_create", &ref_create);
+	times_dump("ref_destroy", &ref_destroy);
 	/* Per QP with its CQ, then per verb (the sums first: sorting). */
 	{
 		struct times create = cq_create, destroy = qp_destroy;
@@ -328,7 +375,8 @@ static int cmd_objects(const char *dev, int n)
 		create.n = destroy.n = n;
 		times_add(&create, &qp_create);
 		times_add(&destroy, &cq_destroy);
-		report("qp+cq", n, t1 - t0, t - t2, &m0, &m1, &create, &destroy);
+		report("qp+cq", n, t1 - t0, t - t2, &m0, &m1, &create, &destroy,
+		       &ref_create, &ref_destroy);
 		free(create.us);
 		free(destroy.us);
 	}
@@ -343,7 +391,9 @@ static int cmd_objects(const char *dev, int n)
 	memset(bufs, 1, (size_t)n * MR_SIZE);
 	/* The same arrays again: reg_mr and dereg_mr times. */
 	cq_create.n = cq_destroy.n = 0;
+	ref_create.n = ref_destroy.n = 0;
 	mem_read(&m0);
+	ref_total_us = 0;
 	t0 = now_us();
 	t = t0;
 	for (i = 0; i < n; i++) {
@@ -355,19 +405,26 @@ static int cmd_objects(const char *dev, int n)
 			die("ibv_reg_mr", errno);
 		}
 		cq_create.us[cq_create.n++] = lap(&t);
+		ref_sample(&ref_create, &t);
 	}
-	t1 = t;
+	t1 = t - ref_total_us;
 	mem_read(&m1);
+	ref_total_us = 0;
 	t2 = now_us();
 	t = t2;
 	for (i = 0; i < n; i++) {
 		if (ibv_dereg_mr(mrs[i]))
 			die("ibv_dereg_mr", errno);
 		cq_destroy.us[cq_destroy.n++] = lap(&t);
+		ref_sample(&ref_destroy, &t);
 	}
+	t -= ref_total_us;
 	times_dump("mr_create", &cq_create);
 	times_dump("mr_destroy", &cq_destroy);
-	report("mr", n, t1 - t0, t - t2, &m0, &m1, &cq_create, &cq_destroy);
+	times_dump("mr_ref_create", &ref_create);
+	times_dump("mr_ref_destroy", &ref_destroy);
+	report("mr", n, t1 - t0, t - t2, &m0, &m1, &cq_create, &cq_destroy,
+	       &ref_create, &ref_destroy);
 	printf("\n");
 	fflush(stdout);
 
@@ -375,6 +432,8 @@ static int cmd_objects(const char *dev, int n)
 	free(qp_create.us);
 	free(qp_destroy.us);
 	free(cq_destroy.us);
+	free(ref_create.us);
+	free(ref_destroy.us);
 	free(bufs);
 	free(mrs);
 	free(qps);

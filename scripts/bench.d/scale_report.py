@@ -72,6 +72,21 @@ def ratio(a, b):
         return '-'
 
 
+def many_few(kv, verb, many, few, how):
+    """An object's median among many live objects over among few, in one
+    run: of the objects themselves, of the reference work timed beside
+    them (how fast the guest ran then: 'ref'), or the first over the
+    second ('corrected')."""
+    try:
+        obj = float(kv[verb + many + '_med_us']) / float(kv[verb + few + '_med_us'])
+        ref = float(kv[verb + 'ref_' + many + '_med_us']) / float(kv[verb + 'ref_' + few + '_med_us'])
+    except (KeyError, ValueError, ZeroDivisionError):
+        if how:
+            return '-'
+        return ratio(kv.get(verb + many + '_med_us'), kv.get(verb + few + '_med_us'))
+    return '{:.2f}'.format({'': obj, 'ref': ref, 'corrected': obj / ref}[how])
+
+
 def median(runs, key):
     vals = []
     for kv in runs:
@@ -161,6 +176,8 @@ def render(limits, objects, traffic, fails):
                                    ('create_first_med_us', '  first tenth'),
                                    ('create_last_med_us', '  last tenth'),
                                    ('create_last/first', '  many/few alive'),
+                                   ('create_last/first ref', '  same, guest speed'),
+                                   ('create_last/first corrected', '  many/few corrected'),
                                    ('cq_create_med_us', '  create_cq median'),
                                    ('qp_create_med_us', '  create_qp median'),
                                    ('per_destroy_us', 'destroy us'),
@@ -168,6 +185,8 @@ def render(limits, objects, traffic, fails):
                                    ('destroy_first_med_us', '  first tenth'),
                                    ('destroy_last_med_us', '  last tenth'),
                                    ('destroy_first/last', '  many/few alive'),
+                                   ('destroy_first/last ref', '  same, guest speed'),
+                                   ('destroy_first/last corrected', '  many/few corrected'),
                                    ('destroy_max_us', 'destroy us slowest'),
                                    ('mem_kib', 'kernel KiB'),
                                    ('slab_kib', 'slab KiB'),
@@ -176,11 +195,9 @@ def render(limits, objects, traffic, fails):
                         # within one run: does an object cost more when
                         # many others exist?  (sroce/rxe of two such
                         # ratios says nothing)
-                        v, many, few = re.match(r'(\w+_)(\w+)/(\w+)', key).groups()
-                        rows.append([phase, n, label,
-                                     ratio(s.get(v + many + '_med_us'), s.get(v + few + '_med_us')),
-                                     ratio(r.get(v + many + '_med_us'), r.get(v + few + '_med_us')),
-                                     '-'])
+                        v, many, few, how = re.match(r'(\w+_)(\w+)/(\w+) ?(\w*)', key).groups()
+                        rows.append([phase, n, label] +
+                                    [many_few(kv, v, many, few, how) for kv in (s, r)] + ['-'])
                         continue
                     if key not in s and key not in r:
                         continue
@@ -196,7 +213,10 @@ def render(limits, objects, traffic, fails):
                    'median of the tenth that met the most other objects over '
                    'that of the tenth that met the fewest (created last, '
                    'destroyed first): 1 when an object costs the same however '
-                   'many exist; kernel KiB is the drop of MemFree less the '
+                   'many exist; "guest speed" the same ratio for a fixed piece of '
+                   'work timed beside each object (the host moves the guest\'s '
+                   'speed in steps within seconds), "corrected" the first over '
+                   'the second; kernel KiB is the drop of MemFree less the '
                    'process\'s own anonymous memory:\n')
         out.append(table(['object', 'count', 'figure', 'sroce', 'rxe', 'sroce/rxe'], rows))
         out.append('')
