@@ -196,6 +196,8 @@ def render(limits, objects, traffic, fails):
                         # many others exist?  (sroce/rxe of two such
                         # ratios says nothing)
                         v, many, few, how = re.match(r'(\w+_)(\w+)/(\w+) ?(\w*)', key).groups()
+                        if v + many + '_med_us' not in s and v + many + '_med_us' not in r:
+                            continue  # figures of an older scale_verbs
                         rows.append([phase, n, label] +
                                     [many_few(kv, v, many, few, how) for kv in (s, r)] + ['-'])
                         continue
