@@ -719,6 +719,49 @@ pair_cleanup() {
 PAIR_STEP=0
 PAIR_GONE=0
 
+# _pair_start TMO CMD...: CMD in the background (output in /tmp/pair.out),
+# PID in PAIR_PID, and a watchdog that after TMO seconds saves the device's
+# QPs and CQs as the stuck program left them (/tmp/pair.stuck: a CI log
+# must say which side stopped and in which state) and then kills CMD.
+_pair_start() {
+	local tmo=$1
+	shift
+	rm -f /tmp/pair.stuck
+	"$@" > /tmp/pair.out 2>&1 &
+	PAIR_PID=$!
+	(
+		sleep "$tmo"
+		kill -0 "$PAIR_PID" 2>/dev/null || exit 0
+		{
+			echo "$1 still running after $tmo s; $PAIR_DRIVER QPs and CQs then:"
+			rdma -dd resource show qp link "$PAIR_DEV"
+			rdma -dd resource show cq dev "$PAIR_DEV"
+		} > /tmp/pair.stuck.tmp 2>&1
+		mv /tmp/pair.stuck.tmp /tmp/pair.stuck
+		kill -TERM "$PAIR_PID" 2>/dev/null
+		sleep 5
+		kill -KILL "$PAIR_PID" 2>/dev/null
+	) < /dev/null > /dev/null 2>&1 &
+	PAIR_WATCHDOG=$!
+}
+
+# _pair_finish: wait for _pair_start's CMD; its exit status, 124 if the
+# watchdog stopped it (as timeout(1) says).  PAIR_STUCK: the watchdog's dump.
+_pair_finish() {
+	local rc=0
+
+	wait "$PAIR_PID" || rc=$?
+	pkill -P "$PAIR_WATCHDOG" 2>/dev/null
+	kill "$PAIR_WATCHDOG" 2>/dev/null
+	wait "$PAIR_WATCHDOG" 2>/dev/null
+	PAIR_STUCK=
+	if [[ -f /tmp/pair.stuck ]]; then
+		PAIR_STUCK=$(< /tmp/pair.stuck)
+		rc=124
+	fi
+	return $rc
+}
+
 # _pair_tcp_listening PORT PID: something listens on TCP PORT, or PID ended
 _pair_tcp_listening() { [[ -n $(ss -Hltn "sport = :$1" 2>/dev/null) ]] || ! kill -0 "$2" 2>/dev/null; }
 # _pair_cm_listening PORT PID: an rdma_cm ID listens on PORT, or PID ended
@@ -738,7 +781,9 @@ _pair_cm_listening() {
 # each side posts its exit status, output tail and device counters
 # ("N.rc") and reads the peer's.  Sets PAIR_ROLE (server or client),
 # PAIR_CMD, PAIR_RC, PAIR_OUT (this side's output), PAIR_PEER_RC,
-# PAIR_PEER_MSG (the peer's output tail and counters).  Returns 0 if both
+# PAIR_PEER_MSG (the peer's output tail and counters), PAIR_STUCK (if
+# this side's program ran out of time: the device's QPs and CQs as it left
+# them; also sent to the peer).  Returns 0 if both
 # sides exited 0.  Once the peer's guest has ended (PAIR_GONE=1), fails at
 # once.
 pair_run() {
@@ -746,7 +791,7 @@ pair_run() {
 	shift 4
 	PAIR_STEP=$((PAIR_STEP + 1))
 	port=$((18000 + PAIR_STEP))
-	PAIR_ROLE=client PAIR_RC=0 PAIR_OUT= PAIR_PEER_RC= PAIR_PEER_MSG=
+	PAIR_ROLE=client PAIR_RC=0 PAIR_OUT= PAIR_PEER_RC= PAIR_PEER_MSG= PAIR_STUCK=
 	[[ $PAIR_SIDE == "$srv" ]] && PAIR_ROLE=server
 	case $kind in
 	pp) PAIR_CMD=("$prog" -d "$PAIR_DEV" -g "$PAIR_GID" -p $port "$@") ;;
@@ -761,19 +806,20 @@ pair_run() {
 	fi
 	if [[ $PAIR_ROLE == server ]]; then
 		[[ $kind == rping ]] && PAIR_CMD+=(-s -a "$SROCE_PAIR_IP")
-		timeout "$tmo" "${PAIR_CMD[@]}" > /tmp/pair.out 2>&1 &
-		pid=$!
+		_pair_start "$tmo" "${PAIR_CMD[@]}"
+		pid=$PAIR_PID
 		if [[ $kind == rping || $kind == ptcm ]]; then
 			wait_until 20 _pair_cm_listening $port $pid
 		else
 			wait_until 20 _pair_tcp_listening $port $pid
 		fi
 		pair_post $PAIR_STEP.ready
-		wait $pid || PAIR_RC=$?
+		_pair_finish || PAIR_RC=$?
 	else
 		if [[ $kind == rping ]]; then PAIR_CMD+=(-c -a "$SROCE_PAIR_PEER_IP"); else PAIR_CMD+=("$SROCE_PAIR_PEER_IP"); fi
 		if pair_wait $PAIR_STEP.ready 60 > /dev/null; then
-			timeout "$tmo" "${PAIR_CMD[@]}" > /tmp/pair.out 2>&1 || PAIR_RC=$?
+			_pair_start "$tmo" "${PAIR_CMD[@]}"
+			_pair_finish || PAIR_RC=$?
 			# the libibverbs examples exit 0 after some failed exchanges
 			[[ $PAIR_RC == 0 && $kind == pp ]] && ! grep -q 'bytes in' /tmp/pair.out &&
 				PAIR_RC=no-result
@@ -786,6 +832,7 @@ pair_run() {
 	out=$(grep -v '^ [A-Z]' /tmp/pair.out | tail -n 12)
 	# the device's counters so far: retransmits, timeouts, drops
 	out+=$'\n'"$PAIR_DRIVER counters: $(rdma statistic show link "$PAIR_DEV/1" 2>&1)"
+	[[ -n $PAIR_STUCK ]] && out+=$'\n'"$PAIR_STUCK"
 	pair_post $PAIR_STEP.rc "$PAIR_RC
 $out"
 	msg=$(pair_wait $PAIR_STEP.rc $((tmo + 60)))

@@ -67,6 +67,7 @@ xstep() {
 		diag "${PAIR_CMD[*]} ($PAIR_ROLE in guest $side, exit $PAIR_RC; 124 = timed out)"
 		diag "$(grep -v '^ [A-Z]' <<< "$PAIR_OUT" | tail -n 12)"
 		diag "$PAIR_DRIVER counters: $(rdma statistic show link "$PAIR_DEV/1" 2>&1)"
+		[[ -n $PAIR_STUCK ]] && diag "$PAIR_STUCK"
 		diag "guest $peer: exit $PAIR_PEER_RC"
 		diag "$PAIR_PEER_MSG"
 	fi
