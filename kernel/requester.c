@@ -795,12 +795,19 @@ static u32 sroce_req_wire_bytes(struct sroce_qp *qp,
 
 /* ---- fetching WQEs and the limits on starting them ---------------------- */
 
-/* Would one more new PSN exceed the bound on unacknowledged PSNs? */
+/*
+ * Would the packet at req.psn exceed the bound on unacknowledged PSNs?
+ * New packets always count; resends only in a go-back-N inferred from
+ * silence, which proceeds as ACKs open the window instead of as one burst
+ * into a queue that may be what delayed the ACKs (requester.h).
+ */
 static bool sroce_req_window_full(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
 
-	if (!sroce_qp_is_reliable(qp) || req->psn != req->psn_max)
+	if (!sroce_qp_is_reliable(qp))
+		return false;
+	if (req->psn != req->psn_max && !req->resend_paced)
 		return false;
 	return sroce_psn_diff(qp->comp.psn, req->psn) >= req->window;
 }
@@ -1159,12 +1166,32 @@ void sroce_req_send_from(struct sroce_qp *qp, u32 psn)
 	req->noack_pkts = 0;
 }
 
-/* A go-back-N is about to resend what was in flight: narrow the window. */
+/*
+ * A go-back-N on the peer's word (a sequence NAK, an out-of-order
+ * response) is about to resend what was in flight, at once: narrow the
+ * window for new packets.
+ */
 void sroce_req_lost(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
 
 	req->window = max_t(u32, req->window / 2, SROCE_REQ_MIN_WINDOW);
+	req->resend_paced = false;
+}
+
+/*
+ * A go-back-N after silence (a full local ACK timeout, or a probe whose
+ * answer left PSNs outstanding) is about to start.  The silence may have
+ * been a queue slower than the timeout rather than a loss, and then the
+ * ACKs still on their way make the probe look answered too: resend one
+ * packet first and let the ACKs open the window (requester.h).
+ */
+static void sroce_req_lost_in_silence(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	req->window = SROCE_REQ_RESTART_WINDOW;
+	req->resend_paced = true;
 }
 
 /* Take one retry from retry_cnt; false once they are used up. */
@@ -1241,7 +1268,7 @@ void sroce_req_acked(struct sroce_qp *qp)
 		 */
 		trace_sroce_retransmit(&qp->ibqp, comp_psn, req->psn_max,
 				       "probe_answered");
-		sroce_req_lost(qp);
+		sroce_req_lost_in_silence(qp);
 		sroce_req_send_from(qp, comp_psn);
 	}
 
@@ -1381,7 +1408,7 @@ static void sroce_req_handle_timeout(struct sroce_qp *qp)
 	 */
 	qp->comp.retry_started = true;
 	trace_sroce_retransmit(&qp->ibqp, qp->comp.psn, req->psn_max, "timeout");
-	sroce_req_lost(qp);
+	sroce_req_lost_in_silence(qp);
 	sroce_req_send_from(qp, qp->comp.psn);
 }
 
@@ -1630,6 +1657,7 @@ void sroce_requester_start(struct sroce_qp *qp)
 		req->psn_max = req->psn;
 		req->acked_psn = req->psn;
 		req->window = SROCE_REQ_MAX_UNACKED;
+		req->resend_paced = false;
 		qp->comp.psn = req->psn;
 		req->started = true;
 	}

@@ -67,15 +67,32 @@ struct sroce_qp;
  * when nothing is outstanding).  This bounds the work of a go-back-N and
  * keeps the window far below the 2^23 PSNs the sequence arithmetic allows.
  *
- * Within that bound the window adapts: every go-back-N halves it (down to
- * SROCE_REQ_MIN_WINDOW), every acknowledged PSN widens it by one.  A
- * go-back-N resends everything in flight after the lost packet, so on a
- * lossy path a window near the distance between losses wastes far less
- * than a full one; on a clean path it is back at the maximum after a few
- * round trips.
+ * Within that bound the window adapts: every go-back-N on a sequence NAK
+ * or an out-of-order response halves it (down to SROCE_REQ_MIN_WINDOW),
+ * every acknowledged PSN widens it by one.  Such a go-back-N resends
+ * everything in flight after the lost packet at once: the peer has told
+ * us where the gap is, and under heavy reordering resending eagerly is
+ * what gets the packets to it in order (robustness.rst).  So on a lossy
+ * path a window near the distance between losses wastes far less than a
+ * full one; on a clean path it is back at the maximum after a few round
+ * trips.
+ *
+ * A go-back-N inferred from silence (a full local ACK timeout, or a probe
+ * whose answer left PSNs outstanding) closes the window to
+ * SROCE_REQ_RESTART_WINDOW, and its resends, too, wait for the window
+ * (req.resend_paced).  Silence is also what a path slower than the
+ * timeout looks like: a queue that takes longer than the local ACK timeout
+ * to drain (e.g. two TCG guests on one host), whose queued ACKs then
+ * arrive after the probe as if they answered it.  Resending the window
+ * into that queue only lengthens it, every probe and timeout adds another
+ * copy, and the QP ends in IB_WC_RETRY_EXC_ERR with nothing lost (seen:
+ * 23,831 resends for 91,056 packets).  One packet answers the question,
+ * and the ACKs open the window again (as TCP after a retransmission
+ * timeout, RFC 5681 3.1).
  */
 #define SROCE_REQ_MAX_UNACKED		256
 #define SROCE_REQ_MIN_WINDOW		32
+#define SROCE_REQ_RESTART_WINDOW	1
 
 /*
  * Request AckReq at least every this many packets inside long messages
@@ -221,6 +238,7 @@ struct sroce_requester {
 	bool local_error;		/* WQE fail_index failed, see requester.c */
 	bool rnr_wait;			/* stopped until the RNR timer fires */
 	bool probed;			/* the retransmit timer sent its probe */
+	bool resend_paced;		/* resends wait for the window, too */
 	bool dying;			/* being destroyed: do nothing */
 	bool want_qp_error;		/* ask qp.c to move the QP to ERR */
 	bool draining;			/* SQD: start no new WQE */
