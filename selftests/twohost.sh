@@ -130,5 +130,7 @@ for mtu in 1500:1024 9000:4096; do
 	programs ${mtu#*:}
 done
 
+# What recovery cost over all steps (resends, probes, timeouts, duplicates)
+diag "$PAIR_DRIVER counters at the end: $(rdma statistic show link "$PAIR_DEV/1" 2>&1)"
 check_dmesg_clean "kernel log clean in guest $side"
 finish
