@@ -29,6 +29,7 @@
 
 struct sroce_av;
 struct sroce_dev;
+struct sroce_mr;
 struct sroce_qp;
 
 /* Flags of sroce_pkt_alloc(), kept in sroce_pkt.flags. */
@@ -101,18 +102,39 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
 				u32 payload_len, u32 flags);
 
 /*
+ * Zero-copy transmit.  The payload of a SEND or WRITE request and of a
+ * READ response from user MRs is not copied: the MR's pinned pages go
+ * into the skb as page fragments, each with a page reference, so a
+ * deregistration (or the owner's exit) while the packet is queued is
+ * harmless: the page outlives the MR until the skb is freed.  That saves
+ * one copy of every payload byte on the sending side; the ICRC still
+ * reads them once.  Payloads below SROCE_PKT_ZC_MIN are copied: a
+ * fragment costs more than copying a few hundred bytes.  Kernel MRs (DMA,
+ * fast registration) are copied too, and so is a packet whose memory would
+ * need more fragments than an skb has.
+ */
+#define SROCE_PKT_ZC_MIN	512
+
+/*
  * Zero-copy packets: sroce_pkt_alloc_zc() is sroce_pkt_alloc() with only
  * the headers in the linear area; the caller then attaches the payload,
- * exactly payload_len bytes, as page fragments with sroce_pkt_add_page()
- * (which takes a page reference of its own; -EMSGSIZE when the fragments
- * are used up: build the packet by copying instead), and ends with
- * sroce_pkt_finish_zc(), which adds the pad and the room for the ICRC
- * (0, -ENOMEM or -EMSGSIZE).  On failure the caller frees the skb.
+ * exactly payload_len bytes, as page fragments with sroce_pkt_add_mr()
+ * or sroce_pkt_add_page() (each fragment takes a page reference of its
+ * own), and ends with sroce_pkt_finish_zc(), which adds the pad and the
+ * room for the ICRC (0, -ENOMEM or -EMSGSIZE).  On failure the caller
+ * frees the skb, and builds the packet by copying instead.
+ *
+ * sroce_pkt_add_mr() attaches @len bytes at @iova of @mr, a range the
+ * caller checked (sroce_mr_check()) and whose MR reference it holds
+ * while attaching.  Return: 0, -EOPNOTSUPP for an MR without user pages,
+ * -EMSGSIZE when the fragments are used up.
  */
 struct sk_buff *sroce_pkt_alloc_zc(struct sroce_qp *qp, u8 opcode, u32 psn,
 				   u32 payload_len, u32 flags);
 int sroce_pkt_add_page(struct sk_buff *skb, struct page *page,
 		       unsigned int off, unsigned int len);
+int sroce_pkt_add_mr(struct sk_buff *skb, struct sroce_mr *mr, u64 iova,
+		     u32 len);
 int sroce_pkt_finish_zc(struct sk_buff *skb);
 
 /*

@@ -553,19 +553,9 @@ static void sroce_req_local_error(struct sroce_qp *qp, u32 index,
 				  enum ib_wc_status status);
 
 /*
- * Zero-copy transmit.  The payload of a SEND or WRITE packet from user
- * MRs is not copied: the MR's pinned pages go into the skb as page
- * fragments, each with a page reference, so a deregistration while the
- * packet is queued is harmless (the page outlives the MR until the skb is
- * freed).  That saves one copy of every payload byte on the sending side;
- * the ICRC still reads them once.  Small payloads are copied: a fragment
- * costs more than copying a few hundred bytes.  Kernel MRs (DMA, fast
- * registration) are copied too, and so is a packet whose SGEs would need
- * more fragments than an skb has.
+ * Attach @len message bytes at @offset of @swqe as fragments of @skb
+ * (zero-copy transmit, pkt.h); nonzero: copy the packet instead.
  */
-#define SROCE_REQ_ZC_MIN	512
-
-/* Attach @len message bytes at @offset of @swqe as fragments of @skb. */
 static int sroce_swqe_attach_sges(struct sroce_qp *qp, struct sroce_swqe *swqe,
 				  u64 offset, u32 len, struct sk_buff *skb,
 				  enum ib_wc_status *status)
@@ -596,19 +586,7 @@ static int sroce_swqe_attach_sges(struct sroce_qp *qp, struct sroce_swqe *swqe,
 			return 0;
 		}
 		len -= chunk;
-		while (chunk && !err) {
-			unsigned int poff, n;
-			struct page *page = sroce_mr_user_page(mr, iova, &poff);
-
-			if (!page) {
-				err = -EOPNOTSUPP;
-				break;
-			}
-			n = min_t(u32, chunk, PAGE_SIZE - poff);
-			err = sroce_pkt_add_page(skb, page, poff, n);
-			iova += n;
-			chunk -= n;
-		}
+		err = sroce_pkt_add_mr(skb, mr, iova, chunk);
 		sroce_mr_put(mr);
 		offset = 0;
 	}
@@ -655,7 +633,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	if (!sroce_qp_is_reliable(qp))
 		flags &= ~SROCE_PKT_ACKREQ;
 
-	if (pos.paylen >= SROCE_REQ_ZC_MIN &&
+	if (pos.paylen >= SROCE_PKT_ZC_MIN &&
 	    !(swqe->flags & SROCE_SEND_INLINE)) {
 		skb = sroce_req_build_zc(qp, swqe, opcode, psn, flags, &pos,
 					 status);

@@ -664,10 +664,14 @@ static void sroce_resp_read_skb_done(struct sk_buff *skb)
 }
 
 /*
- * Count @skb in read_inflight until the stack lets go of it.  A zero copy
- * skb uses destructor_arg itself; responses are built by copying, so the
- * field is free.  False when the QP is being destroyed (its last
- * reference is gone): send nothing more.
+ * Count @skb in read_inflight until the stack lets go of it.  An
+ * MSG_ZEROCOPY skb (SKBFL_ZEROCOPY_ENABLE) keeps its ubuf_info in
+ * destructor_arg; a response's fragments are plain page references
+ * (sroce_pkt_add_page()), which need neither field, so both are ours.
+ * The fragments outlive the destructor (ip_rcv() orphans a packet it
+ * still delivers); their page references keep the pages.  False when
+ * the QP is being destroyed (its last reference is gone): send nothing
+ * more.
  */
 static bool sroce_resp_read_track(struct sroce_qp *qp, struct sk_buff *skb)
 {
@@ -697,7 +701,38 @@ static bool sroce_resp_read_must_wait(struct sroce_responder *resp)
 	return false;
 }
 
-/* Build and send the response at read_psn from @mr (NULL: no payload). */
+/*
+ * A response packet with @paylen bytes at @iova of @mr (checked, and
+ * held by the caller): the MR's pages as fragments (zero-copy transmit,
+ * pkt.h), or a copy for a small payload, a kernel MR, or memory that
+ * needs more fragments than an skb has.  NULL without memory.
+ */
+static struct sk_buff *sroce_resp_read_build(struct sroce_qp *qp,
+					     struct sroce_mr *mr, u64 iova,
+					     u8 opcode, u32 psn, u32 paylen)
+{
+	struct sk_buff *skb;
+
+	if (paylen >= SROCE_PKT_ZC_MIN && mr->type == SROCE_MR_USER) {
+		skb = sroce_pkt_alloc_zc(qp, opcode, psn, paylen, 0);
+		if (!skb)
+			return NULL;
+		if (!sroce_pkt_add_mr(skb, mr, iova, paylen) &&
+		    !sroce_pkt_finish_zc(skb))
+			return skb;
+		kfree_skb(skb);		/* copy instead */
+	}
+	skb = sroce_pkt_alloc(qp, opcode, psn, paylen, 0);
+	if (skb && paylen)
+		sroce_mr_copy(mr, iova, sroce_pkt_payload(skb), paylen,
+			      SROCE_FROM_MR);
+	return skb;
+}
+
+/*
+ * Build and send the response at read_psn from @mr (NULL: no payload).
+ * A replay (a duplicate READ) comes here too, from the saved resource.
+ */
 static int sroce_resp_read_one(struct sroce_qp *qp, struct sroce_mr *mr)
 {
 	struct sroce_responder *resp = &qp->resp;
@@ -710,7 +745,8 @@ static int sroce_resp_read_one(struct sroce_qp *qp, struct sroce_mr *mr)
 
 	if (sroce_resp_read_must_wait(resp))
 		return -EINPROGRESS;
-	skb = sroce_pkt_alloc(qp, opcode, psn, paylen, 0);
+	skb = sroce_resp_read_build(qp, mr, res->va + offset, opcode, psn,
+				    paylen);
 	if (!skb)
 		return -ENOMEM;
 	if (!sroce_resp_read_track(qp, skb)) {
@@ -721,9 +757,6 @@ static int sroce_resp_read_one(struct sroce_qp *qp, struct sroce_mr *mr)
 		sroce_aeth_set(sroce_pkt_hdr(skb, SROCE_HDR_AETH),
 			       SROCE_AETH_ACK | sroce_resp_credits(qp),
 			       resp->msn);
-	if (paylen)
-		sroce_mr_copy(mr, res->va + offset, sroce_pkt_payload(skb),
-			      paylen, SROCE_FROM_MR);
 	resp->read_cpu = smp_processor_id();
 	/*
 	 * A full queue on the way out (the netdev's, or the backlog of a

@@ -42,6 +42,7 @@
 #include <rdma/ib_cache.h>
 
 #include "icrc.h"
+#include "mr.h"
 #include "pkt.h"
 #include "qp.h"
 #include "sroce.h"
@@ -221,6 +222,25 @@ int sroce_pkt_add_page(struct sk_buff *skb, struct page *page,
 	skb_add_rx_frag(skb, nr, page, off, len, len);
 	skb_shinfo(skb)->flags |= SKBFL_SHARED_FRAG;
 	return 0;
+}
+
+int sroce_pkt_add_mr(struct sk_buff *skb, struct sroce_mr *mr, u64 iova,
+		     u32 len)
+{
+	int err = 0;
+
+	while (len && !err) {
+		unsigned int poff, n;
+		struct page *page = sroce_mr_user_page(mr, iova, &poff);
+
+		if (!page)
+			return -EOPNOTSUPP;
+		n = min_t(u32, len, PAGE_SIZE - poff);
+		err = sroce_pkt_add_page(skb, page, poff, n);
+		iova += n;
+		len -= n;
+	}
+	return err;
 }
 
 /*
