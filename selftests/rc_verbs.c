@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -600,6 +601,52 @@ TEST_F(rc, read_multi_sge_and_pipelined)
 		EXPECT_WC(a->cq, wc, 10 + i, IBV_WC_SUCCESS);
 		EXPECT_SAME_BYTES(b, DST_OFF + 100 * i, a, 100000 + i * 8192, 3000 + i);
 	}
+}
+
+/*
+ * The READ's source MR is deregistered and its memory unmapped while the
+ * responses are on their way.  sroce sends READ responses from user MRs
+ * zero-copy, as fragments of the MR's pages, each holding a page
+ * reference: the pages outlive the MR and the mapping, so whatever
+ * arrives is the data (the memory that an mmap after the munmap gets
+ * back, likely the same pages, is written with other bytes).  The READ
+ * completes with all of it, or with Remote Access Error when the
+ * responder met the deregistered key; nothing else.
+ */
+TEST_F(rc, read_source_deregistered_and_unmapped_mid_read)
+{
+	struct side *a = self->a, *b = self->b;
+	const size_t len = 2 * MIB;
+	struct ibv_sge sg = sge(a, SRC_OFF, len);
+	uint8_t *src, *other;
+	struct ibv_wc wc;
+	struct ibv_mr *mr;
+
+	connect_default(_metadata, self);
+	src = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, src);
+	pattern(src, len, 61);
+	pattern(b->buf + DST_OFF, len, 61);		/* what A must see */
+	memset(a->buf + SRC_OFF, 0, len);
+	mr = ibv_reg_mr(b->pd, src, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+	ASSERT_NE(NULL, mr);
+	ASSERT_EQ(0, post_wr(a, 1, IBV_WR_RDMA_READ, &sg, 1, (uintptr_t)src, mr->rkey, 0,
+			     IBV_SEND_SIGNALED));
+	usleep(3000);			/* let some responses go out */
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+	EXPECT_EQ(0, munmap(src, len));
+	other = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, other);
+	memset(other, 0xa5, len);
+	ASSERT_EQ(1, poll_wc(a->cq, &wc, WC_WAIT_MS)) TH_LOG("no completion of the READ");
+	EXPECT_EQ(1, wc.wr_id);
+	if (wc.status == IBV_WC_SUCCESS) {
+		EXPECT_SAME_BYTES(b, DST_OFF, a, SRC_OFF, len);
+	} else {
+		EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status)
+			TH_LOG("READ: got %s", ibv_wc_status_str(wc.status));
+	}
+	munmap(other, len);
 }
 
 /* ---- data: atomics -------------------------------------------------------- */
