@@ -308,6 +308,44 @@ static struct sroce_swqe *sroce_comp_expect(struct sroce_qp *qp,
 	return swqe;
 }
 
+/* Copy target of a READ response: the WQE's SGEs from @offset on. */
+struct sroce_comp_to_swqe {
+	struct sroce_qp *qp;
+	struct sroce_swqe *swqe;
+	u64 offset;
+	enum ib_wc_status status;
+};
+
+static int sroce_comp_copy_to_swqe(void *ctx, const void *buf, u32 len)
+{
+	struct sroce_comp_to_swqe *t = ctx;
+
+	/* sroce_swqe_copy_sges() only reads @buf in this direction. */
+	t->status = sroce_swqe_copy_sges(t->qp, t->swqe, t->offset, (void *)buf,
+					 len, SROCE_TO_MR);
+	t->offset += len;
+	return t->status != IB_WC_SUCCESS;
+}
+
+/*
+ * The payload of a READ response, wherever it lies: a zero-copy
+ * response from a local or veth peer arrives as the responder's page
+ * fragments, and is copied once, from there into the WQE's memory.
+ */
+static enum ib_wc_status sroce_comp_copy_payload(struct sroce_qp *qp,
+						 struct sroce_swqe *swqe,
+						 u64 offset,
+						 struct sk_buff *skb, u32 len)
+{
+	struct sroce_comp_to_swqe t = {
+		.qp = qp, .swqe = swqe, .offset = offset,
+		.status = IB_WC_SUCCESS,
+	};
+
+	sroce_pkt_copy_payload(skb, 0, len, sroce_comp_copy_to_swqe, &t);
+	return t.status;
+}
+
 /*
  * READ response at @psn: its payload is the message bytes from offset
  * (psn - first_psn) * MTU.  Every packet but the last carries exactly one
@@ -341,8 +379,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp,
 		return;
 	}
 
-	status = sroce_swqe_copy_sges(qp, swqe, offset, sroce_pkt_payload(skb),
-				      len, SROCE_TO_MR);
+	status = sroce_comp_copy_payload(qp, swqe, offset, skb, len);
 	if (status != IB_WC_SUCCESS) {
 		sroce_req_fail(qp, qp->req.tail, status);
 		return;

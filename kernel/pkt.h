@@ -12,11 +12,12 @@
  *   IP | UDP | BTH | ext headers | payload | pad | ICRC
  *              ^ skb->data       ^ sroce_pkt_payload()
  *
- * Payload of received packets.  A response packet (completer) is made
- * linear by recv.c, so sroce_pkt_payload() points at all of it.  A request
- * packet (responder) may keep its payload in page fragments, as the NIC
- * delivered it; the responder copies it out with sroce_pkt_copy_payload()
- * and never dereferences sroce_pkt_payload() of a received request.
+ * Payload of received packets.  Requests (responder) and READ responses
+ * (completer) keep their payload where the NIC, or a local sender's
+ * zero-copy transmit, put it: possibly in page fragments.  Both roles copy
+ * it out with sroce_pkt_copy_payload() and never dereference
+ * sroce_pkt_payload() of a received packet; only the headers up to
+ * hdr_len are linear (recv.c).
  */
 #ifndef SROCE_PKT_H
 #define SROCE_PKT_H

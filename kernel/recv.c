@@ -246,17 +246,6 @@ static enum sroce_rx_drop sroce_rx_check_qp(struct sroce_qp *qp,
 }
 
 /*
- * The completer reads response payload (READ responses) in place: make
- * the whole packet linear.  Requests keep their fragments (pkt.h).
- */
-static enum sroce_rx_drop sroce_rx_prepare(struct sk_buff *skb, bool request)
-{
-	if (!request && skb_linearize(skb))
-		return SROCE_RX_BAD_HEADER;
-	return SROCE_RX_OK;
-}
-
-/*
  * Hand a checked packet to a QP it is for (the caller holds a reference
  * on @qp); consumes @skb.
  */
@@ -267,9 +256,8 @@ static void sroce_rx_deliver(struct sroce_qp *qp, struct sk_buff *skb)
 
 	request = sroce_opcode_info(SROCE_PKT(skb)->opcode)->flags &
 		  SROCE_OPF_REQ;
+	/* Payload stays where it is, fragments too: pkt.h. */
 	reason = sroce_rx_check_qp(qp, skb);
-	if (reason == SROCE_RX_OK)
-		reason = sroce_rx_prepare(skb, request);
 	if (reason != SROCE_RX_OK) {
 		sroce_rx_count_drop(qp->sdev, skb, reason);
 		kfree_skb(skb);
