@@ -611,7 +611,10 @@ TEST_F(rc, read_multi_sge_and_pipelined)
  * arrives is the data (the memory that an mmap after the munmap gets
  * back, likely the same pages, is written with other bytes).  The READ
  * completes with all of it, or with Remote Access Error when the
- * responder met the deregistered key; nothing else.
+ * responder met the deregistered key, or with Transport Retry Counter
+ * Exceeded when that NAK (at a PSN inside the READ) found responses
+ * before it missing: the requester asks again, and the responder, in
+ * ERR after its fatal NAK, stays silent.  Nothing else.
  */
 TEST_F(rc, read_source_deregistered_and_unmapped_mid_read)
 {
@@ -642,7 +645,7 @@ TEST_F(rc, read_source_deregistered_and_unmapped_mid_read)
 	EXPECT_EQ(1, wc.wr_id);
 	if (wc.status == IBV_WC_SUCCESS) {
 		EXPECT_SAME_BYTES(b, DST_OFF, a, SRC_OFF, len);
-	} else {
+	} else if (wc.status != IBV_WC_RETRY_EXC_ERR) {
 		EXPECT_EQ(IBV_WC_REM_ACCESS_ERR, wc.status)
 			TH_LOG("READ: got %s", ibv_wc_status_str(wc.status));
 	}
