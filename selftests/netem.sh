@@ -80,6 +80,12 @@ declare -A base
 # KEY | NAME | netem arguments | counters that must have moved
 while IFS='|' read -r key name args moved; do
 	[[ -z $name || " $cases " != *" $key "* ]] && continue
+	# Resolve both neighbours on the clean link first: pktgen's
+	# ibv_modify_qp() to RTR resolves the peer's MAC (ib_core, one ARP
+	# try of 1 s), and a lost ARP packet would fail the case before any
+	# RoCE packet was sent ("connect: Connection timed out").
+	in_ns $NS_A ping -c 1 -W 2 $IP4_B > /dev/null 2>&1
+	in_ns $NS_B ping -c 1 -W 2 $IP4_A > /dev/null 2>&1
 	for e in "$NS_A $VETH_A" "$NS_B $VETH_B"; do
 		read -r ns dev <<< "$e"
 		ip netns exec "$ns" tc qdisc replace dev "$dev" root netem $args
