@@ -7,7 +7,9 @@
  *
  *   sequence   RC: PSN == epsn executes; before it is a duplicate
  *              (sroce_resp_duplicate()); after it a sequence error
- *              (one NAK).  UC: a gap drops the message in progress.
+ *              (one NAK), and the packet is held until the gap fills
+ *              (sroce_resp_hold()).  UC: a gap drops the message in
+ *              progress.
  *   opcode     the opcode may follow the previous one (opcode table),
  *              the QP allows its kind of remote access, its payload
  *              length fits its place in the message and the path MTU
@@ -25,9 +27,9 @@
  * message is dropped silently.
  *
  * Teardown (sroce_responder_cleanup(), QP destroy or reset, process
- * context): mark the responder dying and drop the backlog under the lock,
- * so the work item finds nothing to do and does not requeue itself; then
- * cancel it; then free the receive WQE copy.
+ * context): mark the responder dying and drop the backlog and the held
+ * requests under the lock, so the work item finds nothing to do and does
+ * not requeue itself; then cancel it; then free the receive WQE copy.
  */
 #include <linux/if_vlan.h>
 #include <linux/ip.h>
@@ -1125,14 +1127,28 @@ static void sroce_resp_fatal(struct sroce_qp *qp, struct sroce_pkt *pkt,
 }
 
 /* After a SEND or WRITE packet executed: coalesce ACKs (RC only). */
+static bool sroce_resp_held_ready(struct sroce_responder *resp);
+
+/*
+ * An ACK that is due while held requests are ready to follow waits: they
+ * execute first, and one ACK then covers the resent PSN that filled a gap
+ * and all that was held behind it; if another gap stops them, its NAK
+ * (sroce_resp_held_gap()) acknowledges everything before it instead.  An
+ * ACK followed by that NAK would make a sroce requester go back N from
+ * the gap, resending what is held, before the NAK arrives.
+ */
 static void sroce_resp_acknowledge(struct sroce_qp *qp, struct sroce_pkt *pkt)
 {
 	struct sroce_responder *resp = &qp->resp;
 
 	if (!sroce_resp_is_rc(qp))
 		return;
-	if ((pkt->flags & SROCE_PKT_ACKREQ) ||
-	    ++resp->unacked >= SROCE_RESP_ACK_EVERY)
+	if (!(pkt->flags & SROCE_PKT_ACKREQ) && !resp->ack_owed &&
+	    ++resp->unacked < SROCE_RESP_ACK_EVERY)
+		return;
+	resp->ack_owed = sroce_resp_held_ready(resp) ||
+			 (resp->draining && !skb_queue_empty(&resp->held));
+	if (!resp->ack_owed)
 		sroce_resp_ack(qp, pkt->psn);
 }
 
@@ -1160,21 +1176,130 @@ static void sroce_resp_outcome(struct sroce_qp *qp, struct sroce_pkt *pkt,
 /* ---- sequence errors and duplicates -------------------------------------- */
 
 /*
- * Packets were lost before this one: NAK once, at the PSN we expect.  The
- * packets that follow in the same gap are dropped without a NAK, but
- * still counted: a drop nobody can see is a drop nobody can debug.
+ * Keep @skb, @diff PSNs past the one expected, in resp.held (sorted by
+ * PSN; arrivals after a gap are usually in order, so the walk from the
+ * tail mostly stops at once).  False if it is too far ahead, there is no
+ * room, or that PSN is held already: the caller drops it.
+ *
+ * Why hold at all: a veth or loopback path reorders (each CPU has its own
+ * receive backlog), and a go-back-N resends everything after a gap.  A
+ * held packet is executed when the gap fills, so a sroce requester, which
+ * resends only the PSN a sequence NAK names and waits for its ACK
+ * (requester.c, sroce_req_lost_at_gap()), sends nothing twice but that
+ * one packet.  A requester that goes back N anyway finds the rest
+ * acknowledged as duplicates.
  */
-static void sroce_resp_seq_error(struct sroce_qp *qp, struct sroce_pkt *pkt)
+static bool sroce_resp_hold(struct sroce_qp *qp, struct sk_buff *skb, s32 diff)
+{
+	struct sroce_responder *resp = &qp->resp;
+	u32 psn = SROCE_PKT(skb)->psn;
+	struct sk_buff *p;
+
+	if (diff > SROCE_RESP_HELD_SPAN)
+		return false;
+	skb_queue_reverse_walk(&resp->held, p) {
+		s32 d = sroce_psn_diff(SROCE_PKT(p)->psn, psn);
+
+		if (!d)
+			return false;
+		if (d > 0)
+			break;
+	}
+	if (!atomic_add_unless(&qp->sdev->resp_held_skbs, 1,
+			       SROCE_RESP_HELD_DEV_MAX))
+		return false;
+	/* After p, or first if the walk found nothing before @skb. */
+	__skb_queue_after(&resp->held, p, skb);
+	atomic64_inc(&qp->sdev->stats.resp_held);
+	return true;
+}
+
+/* Take @skb out of resp.held. */
+static void sroce_resp_unhold(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	__skb_unlink(skb, &qp->resp.held);
+	atomic_dec(&qp->sdev->resp_held_skbs);
+}
+
+/* Free every held request (reset, ERR, destroy). */
+static void sroce_resp_held_purge(struct sroce_qp *qp)
+{
+	struct sk_buff *skb;
+
+	while ((skb = skb_peek(&qp->resp.held))) {
+		sroce_resp_unhold(qp, skb);
+		kfree_skb(skb);
+	}
+}
+
+/* Is the first held request the one expected now? */
+static bool sroce_resp_held_ready(struct sroce_responder *resp)
+{
+	struct sk_buff *skb = skb_peek(&resp->held);
+
+	return skb && SROCE_PKT(skb)->psn == resp->epsn;
+}
+
+/*
+ * The held request to execute next, if the gap before it has filled and
+ * no READ response is being sent (requests wait behind one).  Held copies
+ * of PSNs executed meanwhile (the requester resent them) are duplicates:
+ * answered already, so freed quietly.
+ */
+static struct sk_buff *sroce_resp_held_next(struct sroce_qp *qp)
+{
+	struct sroce_responder *resp = &qp->resp;
+	struct sk_buff *skb;
+
+	while (!resp->read && !resp->stopped &&
+	       (skb = skb_peek(&resp->held))) {
+		s32 diff = sroce_psn_diff(resp->epsn, SROCE_PKT(skb)->psn);
+
+		if (diff > 0)
+			break;
+		sroce_resp_unhold(qp, skb);
+		if (!diff)
+			return skb;
+		consume_skb(skb);
+	}
+	return NULL;
+}
+
+/*
+ * The one sequence NAK of a gap, at the PSN we expect.  It acknowledges
+ * everything before that PSN, as an ACK would.
+ */
+static void sroce_resp_seq_nak(struct sroce_qp *qp)
 {
 	struct sroce_responder *resp = &qp->resp;
 
-	if (resp->seq_nak_sent) {
-		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
-		return;
-	}
 	resp->seq_nak_sent = true;
+	resp->ack_owed = false;
+	resp->unacked = 0;
 	atomic64_inc(&qp->sdev->stats.resp_seq_naks);
 	sroce_resp_nak(qp, SROCE_NAK_PSN_SEQ_ERR, resp->epsn);
+}
+
+/*
+ * Packets were lost (or overtaken) before this one: NAK once, at the PSN
+ * we expect, and hold it (sroce_resp_hold()).  The packets that follow in
+ * the same gap are held too, or, if they cannot be, dropped without a NAK
+ * but counted: a drop nobody can see is a drop nobody can debug.  True if
+ * @skb was held.
+ */
+static bool sroce_resp_seq_error(struct sroce_qp *qp, struct sk_buff *skb,
+				 s32 diff)
+{
+	struct sroce_responder *resp = &qp->resp;
+	bool held = sroce_resp_hold(qp, skb, diff);
+
+	if (!resp->seq_nak_sent) {
+		sroce_resp_seq_nak(qp);
+	} else if (!held) {
+		sroce_resp_drop(qp, SROCE_PKT(skb),
+				&qp->sdev->stats.resp_dropped);
+	}
+	return held;
 }
 
 /*
@@ -1311,8 +1436,8 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb)
 
 /* ---- one packet ------------------------------------------------------------------ */
 
-/* Under resp.lock; consumes @skb. */
-static void sroce_resp_packet(struct sroce_qp *qp, struct sk_buff *skb)
+/* Under resp.lock; consumes @skb (or holds it past a gap). */
+static void sroce_resp_one(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	struct sroce_responder *resp = &qp->resp;
 	struct sroce_pkt *pkt = SROCE_PKT(skb);
@@ -1330,7 +1455,8 @@ static void sroce_resp_packet(struct sroce_qp *qp, struct sk_buff *skb)
 	if (sroce_resp_is_rc(qp)) {
 		diff = sroce_psn_diff(resp->epsn, pkt->psn);
 		if (diff > 0) {
-			sroce_resp_seq_error(qp, pkt);
+			if (sroce_resp_seq_error(qp, skb, diff))
+				return;
 			goto out;
 		}
 		if (diff < 0) {
@@ -1349,6 +1475,38 @@ static void sroce_resp_packet(struct sroce_qp *qp, struct sk_buff *skb)
 	sroce_resp_xrc_leave(qp);
 out:
 	consume_skb(skb);
+}
+
+/*
+ * Held requests were executed up to another gap, before more held ones:
+ * NAK it now.  Otherwise only the next out-of-sequence arrival would, and
+ * all that is left to arrive may be what is held already.  (A gap reached
+ * by requests from the wire, a go-back-N on its way, is not NAKed again.)
+ */
+static void sroce_resp_held_gap(struct sroce_qp *qp)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	if (skb_queue_empty(&resp->held) || resp->seq_nak_sent ||
+	    resp->read || resp->stopped || sroce_resp_held_ready(resp))
+		return;
+	sroce_resp_seq_nak(qp);
+}
+
+/* @skb, then the held requests it lets through.  Under resp.lock. */
+static void sroce_resp_packet(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	sroce_resp_one(qp, skb);
+	while ((skb = sroce_resp_held_next(qp))) {
+		resp->draining = true;
+		sroce_resp_one(qp, skb);
+	}
+	if (resp->draining) {
+		resp->draining = false;
+		sroce_resp_held_gap(qp);
+	}
 }
 
 /*
@@ -1376,7 +1534,7 @@ static void sroce_resp_run(struct sroce_qp *qp)
 			}
 			continue;
 		}
-		skb = __skb_dequeue(&resp->backlog);
+		skb = sroce_resp_held_next(qp) ?: __skb_dequeue(&resp->backlog);
 		if (!skb)
 			return;
 		sroce_resp_packet(qp, skb);
@@ -1497,6 +1655,7 @@ int sroce_responder_init(struct sroce_qp *qp)
 	memset(resp, 0, sizeof(*resp));
 	spin_lock_init(&resp->lock);
 	skb_queue_head_init(&resp->backlog);
+	skb_queue_head_init(&resp->held);
 	INIT_DELAYED_WORK(&resp->work, sroce_resp_work);
 	resp->last_opcode = SROCE_RESP_NO_OPCODE;
 	resp->rwqe = kzalloc(sizeof(*resp->rwqe), GFP_KERNEL);
@@ -1583,6 +1742,7 @@ void sroce_responder_reset(struct sroce_qp *qp)
 	resp->msn = 0;
 	resp->last_opcode = SROCE_RESP_NO_OPCODE;
 	resp->seq_nak_sent = false;
+	resp->ack_owed = false;
 	resp->dup_acked = false;
 	resp->uc_drop = false;
 	resp->unacked = 0;
@@ -1596,6 +1756,7 @@ void sroce_responder_reset(struct sroce_qp *qp)
 		memset(resp->res, 0, resp->num_res * sizeof(*resp->res));
 	resp->res_next = 0;
 	__skb_queue_purge(&resp->backlog);
+	sroce_resp_held_purge(qp);
 	spin_unlock_bh(&resp->lock);
 
 	cancel_delayed_work_sync(&resp->work);
@@ -1614,6 +1775,7 @@ void sroce_responder_flush(struct sroce_qp *qp)
 	resp->have_rwqe = false;
 	resp->read = NULL;
 	__skb_queue_purge(&resp->backlog);
+	sroce_resp_held_purge(qp);
 	spin_unlock_bh(&resp->lock);
 }
 
@@ -1627,6 +1789,7 @@ void sroce_responder_cleanup(struct sroce_qp *qp)
 	resp->read = NULL;
 	resp->read_last = NULL;
 	__skb_queue_purge(&resp->backlog);
+	sroce_resp_held_purge(qp);
 	spin_unlock_bh(&resp->lock);
 
 	cancel_delayed_work_sync(&resp->work);

@@ -65,6 +65,17 @@ struct sroce_rwqe;
 #define SROCE_RESP_READ_INFLIGHT	128
 /* Requests held while a long READ response is sent; more are dropped. */
 #define SROCE_RESP_BACKLOG_MAX		512
+/*
+ * RC requests that arrive past a gap in the PSNs are kept (sorted, in
+ * resp.held) until the gap fills, then executed in order: at most this
+ * many PSNs ahead of the one expected (the requester's window,
+ * SROCE_REQ_MAX_UNACKED), so at most that many per QP, and at most
+ * SROCE_RESP_HELD_DEV_MAX for all QPs of a device (a peer that never
+ * fills its gaps cannot pin more than that: 8192 packets of at most
+ * 4 KiB).  More are dropped, as without holding.
+ */
+#define SROCE_RESP_HELD_SPAN		256
+#define SROCE_RESP_HELD_DEV_MAX		8192
 /* Acknowledge at least every this many packets, AckReq or not. */
 #define SROCE_RESP_ACK_EVERY		64
 
@@ -100,6 +111,8 @@ struct sroce_responder {
 	u32 msn;			/* message sequence number, 24 bits */
 	u8 last_opcode;			/* last in-sequence request */
 	bool seq_nak_sent;		/* NAKed (or RNR NAKed) at epsn */
+	bool ack_owed;			/* an ACK waits for held requests */
+	bool draining;			/* executing held requests */
 	bool dup_acked;			/* answered a duplicate since epsn moved */
 	bool uc_drop;			/* UC: drop until the next message */
 	u32 unacked;			/* executed since the last ACK */
@@ -136,6 +149,7 @@ struct sroce_responder {
 	unsigned long read_paced;	/* bit 0: waits for read_inflight */
 	int read_cpu;			/* the CPU that sent the last response */
 	struct sk_buff_head backlog;	/* unlocked variants, under lock */
+	struct sk_buff_head held;	/* past a gap, by PSN; under lock */
 	struct delayed_work work;
 
 	struct sroce_resp_res *res;	/* num_res entries; NULL: none */

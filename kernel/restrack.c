@@ -90,7 +90,8 @@ static int sroce_fill_qp_responder(struct sk_buff *msg, struct sroce_qp *qp)
 	    sroce_put_u32(msg, "resp_unacked", READ_ONCE(resp->unacked)) ||
 	    sroce_put_u32(msg, "seq_nak_sent", READ_ONCE(resp->seq_nak_sent)) ||
 	    sroce_put_u32(msg, "read_in_progress", !!READ_ONCE(resp->read)) ||
-	    sroce_put_u32(msg, "backlog", skb_queue_len_lockless(&resp->backlog)))
+	    sroce_put_u32(msg, "backlog", skb_queue_len_lockless(&resp->backlog)) ||
+	    sroce_put_u32(msg, "held", skb_queue_len_lockless(&resp->held)))
 		return -EMSGSIZE;
 	/* With an SRQ the receives are in the SRQ: no RQ to show. */
 	if (rq_size &&

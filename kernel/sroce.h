@@ -159,6 +159,7 @@ struct sroce_stats {
 	atomic64_t resp_no_recv;	/* UC/UD: no receive posted, dropped
 					 * (RC answers with an RNR NAK)
 					 */
+	atomic64_t resp_held;		/* RC: past a gap, kept until it fills */
 	atomic64_t resp_dropped;
 	atomic64_t resp_xrc_bad_srq;	/* XRCETH names no XRC SRQ of the
 					 * target QP's domain: NAKed
@@ -211,6 +212,9 @@ struct sroce_dev {
 	atomic_t num_srq;
 	atomic_t num_xrcd;
 	atomic_t num_ah;
+
+	/* RC requests held past a gap by all QPs (responder.h). */
+	atomic_t resp_held_skbs;
 
 	/* Congestion control parameters (cc.h), sysfs ports/1/cc/. */
 	struct sroce_cc_params cc;

@@ -56,6 +56,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	SROCE_STAT(resp_read_in_flight),
 	SROCE_STAT(resp_bad_key),
 	SROCE_STAT(resp_no_recv),
+	SROCE_STAT(resp_held),
 	SROCE_STAT(resp_dropped),
 	SROCE_STAT(resp_xrc_bad_srq),
 	SROCE_STAT(cq_overflows),
