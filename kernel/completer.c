@@ -239,7 +239,7 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
 	qp->comp.retry_started = true;
 	trace_sroce_retransmit(&qp->ibqp, qp->comp.psn, qp->req.psn_max,
 			       "seq_nak");
-	sroce_req_lost(qp);
+	sroce_req_lost_at_gap(qp);
 	sroce_req_send_from(qp, qp->comp.psn);
 }
 

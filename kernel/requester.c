@@ -465,7 +465,7 @@ static u32 sroce_req_pkt_flags(struct sroce_qp *qp,
 	u32 every = clamp_t(u32, req->window / 4, 1, SROCE_REQ_ACKREQ_EVERY);
 	u32 flags = 0;
 
-	if (pos->last || ++req->noack_pkts >= every ||
+	if (pos->last || ++req->noack_pkts >= every || req->resend_one ||
 	    unlikely(sroce_cc_paced(&qp->cc) && sroce_req_paced_ack_due(qp))) {
 		flags |= SROCE_PKT_ACKREQ;
 		req->noack_pkts = 0;
@@ -785,6 +785,8 @@ static bool sroce_req_window_full(struct sroce_qp *qp)
 
 	if (!sroce_qp_is_reliable(qp))
 		return false;
+	if (req->resend_one)
+		return req->psn != qp->comp.psn;
 	if (req->psn != req->psn_max && !req->resend_paced)
 		return false;
 	return sroce_psn_diff(qp->comp.psn, req->psn) >= req->window;
@@ -1155,6 +1157,35 @@ void sroce_req_lost(struct sroce_qp *qp)
 
 	req->window = max_t(u32, req->window / 2, SROCE_REQ_MIN_WINDOW);
 	req->resend_paced = false;
+	req->resend_one = false;
+}
+
+/*
+ * A sequence NAK: resend the PSN it names alone and wait for its ACK
+ * before anything else (requester.h).  The window narrows as for any
+ * go-back-N on the peer's word, in case the peer is one that goes on to
+ * need it.
+ */
+void sroce_req_lost_at_gap(struct sroce_qp *qp)
+{
+	sroce_req_lost(qp);
+	qp->req.resend_one = true;
+	qp->req.gap_psn = qp->comp.psn;
+}
+
+/*
+ * comp.psn moved while a PSN resent alone after a sequence NAK waits for
+ * its ACK: is this that ACK?  The NAK itself moves comp.psn up to the gap,
+ * which is not the answer yet.
+ */
+static bool sroce_req_gap_answered(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	if (!sroce_psn_after(qp->comp.psn, req->gap_psn))
+		return false;
+	req->resend_one = false;
+	return true;
 }
 
 /*
@@ -1170,6 +1201,7 @@ static void sroce_req_lost_in_silence(struct sroce_qp *qp)
 
 	req->window = SROCE_REQ_RESTART_WINDOW;
 	req->resend_paced = true;
+	req->resend_one = false;
 }
 
 /* Take one retry from retry_cnt; false once they are used up. */
@@ -1216,6 +1248,33 @@ void sroce_req_rnr_wait(struct sroce_qp *qp, u32 psn, unsigned int timer_code)
 	mod_timer(&req->rnr_timer, jiffies + max(delay, 1UL));
 }
 
+/* Where to send from now that comp.psn moved (sroce_req_acked()). */
+static void sroce_req_reposition(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	u32 comp_psn = qp->comp.psn;
+
+	/* The NAK's own progress up to the gap: its resend is on its way. */
+	if (req->resend_one && !sroce_req_gap_answered(qp))
+		return;
+	if (sroce_psn_before(req->psn, comp_psn)) {
+		sroce_req_send_from(qp, comp_psn);
+	} else if (req->probed && !req->rnr_wait && comp_psn != req->psn_max) {
+		/*
+		 * The probe was answered and more is outstanding: what we
+		 * sent after the probed PSN got no answer in all that
+		 * silence, so the peer dropped it (it NAKs a gap once, and
+		 * that NAK, or the resend it asked for, was lost).  Resend
+		 * it now: waiting for the next probe would recover one PSN
+		 * per probe delay.
+		 */
+		trace_sroce_retransmit(&qp->ibqp, comp_psn, req->psn_max,
+				       "probe_answered");
+		sroce_req_lost_in_silence(qp);
+		sroce_req_send_from(qp, comp_psn);
+	}
+}
+
 /*
  * The completer moved comp.psn forward: the peer is alive, so the retry
  * counters start over (they count consecutive failures) and the
@@ -1233,23 +1292,7 @@ void sroce_req_acked(struct sroce_qp *qp)
 			    SROCE_REQ_MAX_UNACKED);
 	req->acked_psn = comp_psn;
 
-	if (sroce_psn_before(req->psn, comp_psn)) {
-		sroce_req_send_from(qp, comp_psn);
-	} else if (req->probed && !req->rnr_wait && comp_psn != req->psn_max) {
-		/*
-		 * The probe was answered and more is outstanding: what we
-		 * sent after the probed PSN got no answer in all that
-		 * silence, so the peer dropped it (it NAKs a gap once, and
-		 * that NAK, or the resend it asked for, was lost).  Resend
-		 * it now: waiting for the next probe would recover one PSN
-		 * per probe delay.
-		 */
-		trace_sroce_retransmit(&qp->ibqp, comp_psn, req->psn_max,
-				       "probe_answered");
-		sroce_req_lost_in_silence(qp);
-		sroce_req_send_from(qp, comp_psn);
-	}
-
+	sroce_req_reposition(qp);
 	req->probed = false;
 	if (comp_psn == req->psn_max)
 		timer_delete(&req->retrans_timer);
@@ -1636,6 +1679,7 @@ void sroce_requester_start(struct sroce_qp *qp)
 		req->acked_psn = req->psn;
 		req->window = SROCE_REQ_MAX_UNACKED;
 		req->resend_paced = false;
+		req->resend_one = false;
 		qp->comp.psn = req->psn;
 		req->started = true;
 	}

@@ -77,6 +77,17 @@ struct sroce_qp;
  * full one; on a clean path it is back at the maximum after a few round
  * trips.
  *
+ * A sequence NAK names the first PSN the responder misses; only that PSN
+ * is resent at first (req.resend_one), with AckReq, and nothing else is
+ * sent until its ACK comes back.  A sroce responder kept what followed the
+ * gap and acknowledges all of it at once; any other responder (rdma_rxe, a
+ * RoCE NIC) dropped it and acknowledges that PSN alone, and the go-back-N
+ * then continues from the next one: one round trip later than resending
+ * everything at once, and a loss costs one packet instead of a window.
+ * What that ACK leaves unacknowledged was sent before the resent PSN and
+ * did not arrive before it (a sroce responder NAKs the next gap instead of
+ * acknowledging when it holds packets past it), so it is resent at once.
+ *
  * A go-back-N inferred from silence (a full local ACK timeout, or a probe
  * whose answer left PSNs outstanding) closes the window to
  * SROCE_REQ_RESTART_WINDOW, and its resends, too, wait for the window
@@ -239,6 +250,8 @@ struct sroce_requester {
 	bool rnr_wait;			/* stopped until the RNR timer fires */
 	bool probed;			/* the retransmit timer sent its probe */
 	bool resend_paced;		/* resends wait for the window, too */
+	bool resend_one;		/* after a sequence NAK: its PSN only */
+	u32 gap_psn;			/* the PSN the last sequence NAK named */
 	bool dying;			/* being destroyed: do nothing */
 	bool want_qp_error;		/* ask qp.c to move the QP to ERR */
 	bool draining;			/* SQD: start no new WQE */
@@ -295,6 +308,7 @@ enum ib_wc_status sroce_swqe_copy_sges(struct sroce_qp *qp,
 void sroce_req_send_from(struct sroce_qp *qp, u32 psn);
 bool sroce_req_use_retry(struct sroce_qp *qp);
 void sroce_req_lost(struct sroce_qp *qp);
+void sroce_req_lost_at_gap(struct sroce_qp *qp);
 void sroce_req_rnr_wait(struct sroce_qp *qp, u32 psn, unsigned int timer_code);
 void sroce_req_acked(struct sroce_qp *qp);
 void sroce_req_alive(struct sroce_qp *qp);
