@@ -1126,10 +1126,11 @@ static void sroce_resp_fatal(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	sroce_resp_stop(qp);
 }
 
-/* After a SEND or WRITE packet executed: coalesce ACKs (RC only). */
 static bool sroce_resp_held_ready(struct sroce_responder *resp);
 
 /*
+ * After a SEND or WRITE packet executed: coalesce ACKs (RC only).
+ *
  * An ACK that is due while held requests are ready to follow waits: they
  * execute first, and one ACK then covers the resent PSN that filled a gap
  * and all that was held behind it; if another gap stops them, its NAK
