@@ -777,7 +777,8 @@ static u32 sroce_req_wire_bytes(struct sroce_qp *qp,
  * Would the packet at req.psn exceed the bound on unacknowledged PSNs?
  * New packets always count; resends only in a go-back-N inferred from
  * silence, which proceeds as ACKs open the window instead of as one burst
- * into a queue that may be what delayed the ACKs (requester.h).
+ * into a queue that may be what delayed the ACKs (requester.h).  After a
+ * sequence NAK only the PSN it named may go until its ACK comes back.
  */
 static bool sroce_req_window_full(struct sroce_qp *qp)
 {
