@@ -1483,13 +1483,15 @@ out:
  * NAK it now.  Otherwise only the next out-of-sequence arrival would, and
  * all that is left to arrive may be what is held already.  (A gap reached
  * by requests from the wire, a go-back-N on its way, is not NAKed again.)
+ * Called when sroce_resp_held_next() has nothing more: unless a READ
+ * response or the QP's failure stopped it, what is held lies past a gap.
  */
 static void sroce_resp_held_gap(struct sroce_qp *qp)
 {
 	struct sroce_responder *resp = &qp->resp;
 
 	if (skb_queue_empty(&resp->held) || resp->seq_nak_sent ||
-	    resp->read || resp->stopped || sroce_resp_held_ready(resp))
+	    resp->read || resp->stopped)
 		return;
 	sroce_resp_seq_nak(qp);
 }
