@@ -783,6 +783,7 @@ static u32 sroce_req_wire_bytes(struct sroce_qp *qp,
 static bool sroce_req_window_full(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
+	s32 outstanding;
 
 	if (!sroce_qp_is_reliable(qp))
 		return false;
@@ -790,7 +791,12 @@ static bool sroce_req_window_full(struct sroce_qp *qp)
 		return req->psn != qp->comp.psn;
 	if (req->psn != req->psn_max && !req->resend_paced)
 		return false;
-	return sroce_psn_diff(qp->comp.psn, req->psn) >= req->window;
+	outstanding = sroce_psn_diff(qp->comp.psn, req->psn);
+	/*
+	 * Negative: an ACK went past req.psn and sroce_req_reposition() has
+	 * not moved it forward yet; send nothing the peer already has.
+	 */
+	return outstanding < 0 || outstanding >= (s32)req->window;
 }
 
 /*
