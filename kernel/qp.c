@@ -342,6 +342,7 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 
 	memset(&qp->attr, 0, sizeof(qp->attr));
 	memset(&qp->av, 0, sizeof(qp->av));
+	dst_cache_reset(&qp->dst_cache);
 }
 
 static int sroce_qp_check_attr(struct sroce_qp *qp,
@@ -483,8 +484,10 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 
 	sroce_qp_store_attr(qp, attr, mask);
-	if (mask & IB_QP_AV)
+	if (mask & IB_QP_AV) {
 		qp->av = av;
+		dst_cache_reset(&qp->dst_cache);
+	}
 
 	if (next == IB_QPS_ERR) {
 		sroce_qp_error(qp);
@@ -726,10 +729,13 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		goto err_rings;
 	ibqp->qp_num = qpn;
 
+	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
+	if (err)
+		goto err_qpn;
 	sroce_cc_qp_init(qp);
 	err = sroce_requester_init(qp);
 	if (err)
-		goto err_qpn;
+		goto err_dst_cache;
 	err = sroce_responder_init(qp);
 	if (err)
 		goto err_requester;
@@ -755,6 +761,8 @@ err_responder:
 	sroce_responder_cleanup(qp);
 err_requester:
 	sroce_requester_cleanup(qp);
+err_dst_cache:
+	dst_cache_destroy(&qp->dst_cache);
 err_qpn:
 	xa_erase_bh(&sdev->qp_xa, qpn);
 err_rings:
@@ -778,6 +786,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	sroce_requester_cleanup(qp);
 	sroce_cc_qp_cleanup(qp);
 	sroce_responder_cleanup(qp);
+	dst_cache_destroy(&qp->dst_cache);	/* nothing sends any more */
 	sroce_ring_free(&qp->rq);
 	sroce_ring_free(&qp->sq);
 	mutex_destroy(&qp->modify_mutex);

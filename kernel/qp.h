@@ -7,7 +7,8 @@
  * to destroy the QP is in sdev->qp_xa; the receive path finds it with
  * sroce_qp_get() and drops it with sroce_qp_put().  Destroy removes it from
  * the xarray, waits for those references, stops the requester (timers and
- * work) and then frees the rings.  The CQs, PD and SRQ outlive the QP (the
+ * work), congestion control and the responder, drops the cached route
+ * (nothing sends any more) and then frees the rings.  The CQs, PD and SRQ outlive the QP (the
  * core counts their users).
  *
  * XRC (IBA 9.3.5, 10.2.5).  An XRC initiator QP (IB_QPT_XRC_INI) is the
@@ -36,6 +37,7 @@
 #include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
+#include <net/dst_cache.h>
 #include <rdma/ib_verbs.h>
 
 #include "cc.h"
@@ -84,6 +86,7 @@ struct sroce_qp {
 	enum ib_qp_state state;		/* written under state_lock */
 	struct ib_qp_attr attr;		/* as set by modify_qp; no sgid_attr */
 	struct sroce_av av;		/* transmit.h; set with IB_QP_AV */
+	struct dst_cache dst_cache;	/* the route of av, transmit.c */
 	struct ib_qp_cap cap;		/* what the QP really supports */
 	bool sq_sig_all;
 	bool user;
