@@ -8,8 +8,8 @@
  * sroce_qp_get() and drops it with sroce_qp_put().  Destroy removes it from
  * the xarray, waits for those references, stops the requester (timers and
  * work), congestion control and the responder, drops the cached route
- * (nothing sends any more) and then frees the rings.  The CQs, PD and SRQ outlive the QP (the
- * core counts their users).
+ * (nothing sends any more) and then frees the rings.  The CQs, PD and SRQ
+ * outlive the QP (the core counts their users).
  *
  * XRC (IBA 9.3.5, 10.2.5).  An XRC initiator QP (IB_QPT_XRC_INI) is the
  * requester half of an RC QP: a send queue, no receive queue, and every
