@@ -34,6 +34,8 @@
  * "dying" under the lock before it queues it); free the shadow.
  */
 #include <linux/jiffies.h>
+#include <linux/ktime.h>
+#include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/slab.h>
 
@@ -654,25 +656,84 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 
 /*
  * The retransmit timer runs in two stages.  After a short silence (an
- * eighth of the local ACK timeout) it sends a probe: the oldest
- * unacknowledged packet again, with AckReq.  That recovers the common
- * tail losses (the last packets of a burst, an ACK, a NAK, or the one
- * resend after a NAK, which the responder does not NAK twice) in a
- * fraction of the timeout, and costs one duplicate packet when nothing
- * was lost.  Its answer moves comp.psn; whatever is still outstanding
- * after that was dropped in the silence and is resent at once
- * (sroce_req_acked()).  Only the full timeout counts against retry_cnt.
+ * eighth of the local ACK timeout, or longer if the path's round trip
+ * is, see below) it sends a probe: the oldest unacknowledged packet
+ * again, with AckReq.  That recovers the common tail losses (the last
+ * packets of a burst, an ACK, a NAK, or the one resend after a NAK,
+ * which the responder does not NAK twice) in a fraction of the timeout,
+ * and costs one duplicate packet when nothing was lost.  Its answer moves
+ * comp.psn; whatever is still outstanding after that was dropped in the
+ * silence and is resent at once (sroce_req_acked()).  Only the full
+ * timeout counts against retry_cnt.
+ *
+ * A probe sent before the ACKs of a full window could come back is
+ * answered by those ACKs as they arrive, and what they do not cover yet
+ * looks lost: a whole window is resent for nothing.  On a veth the ACKs
+ * queue behind the window's own packets in the CPU's backlog, so under
+ * load (a TCG guest: 256 packets take longer than the 8 ms floor) that
+ * happened every few windows.  So the probe waits at least the
+ * retransmission timeout that RFC 6298 computes from measured round
+ * trips (srtt + 4 rttvar); the full timeout stays the consumer's.
  */
 static unsigned long sroce_req_probe_delay(const struct sroce_requester *req)
 {
-	return max(req->timeout / 8, 2UL);
+	unsigned long delay = max(req->timeout / 8, 2UL);
+
+	if (req->srtt_us)
+		delay = max(delay, usecs_to_jiffies(req->srtt_us +
+						    4 * req->rttvar_us) + 1);
+	return delay;
+}
+
+/*
+ * Is the next expiry the probe?  Not before a round trip was measured:
+ * the first window of a QP would otherwise be probed on a path slower
+ * than the floor, and a tail loss that early costs one full timeout.
+ */
+static bool sroce_req_probe_next(const struct sroce_requester *req)
+{
+	return !req->probed && req->srtt_us &&
+	       sroce_req_probe_delay(req) < req->timeout;
+}
+
+/* Time @psn, a first transmission, unless a PSN is being timed already. */
+static void sroce_req_rtt_start(struct sroce_requester *req, u32 psn)
+{
+	if (req->rtt_timing)
+		return;
+	req->rtt_timing = true;
+	req->rtt_psn = psn;
+	req->rtt_sent_ns = ktime_get_ns();
+}
+
+/*
+ * comp.psn moved: if it passed the timed PSN, fold the sample into the
+ * estimate (RFC 6298 2.2 and 2.3, gains 1/8 and 1/4).
+ */
+static void sroce_req_rtt_sample(struct sroce_requester *req, u32 comp_psn)
+{
+	u32 rtt, delta;
+
+	if (!req->rtt_timing || !sroce_psn_after(comp_psn, req->rtt_psn))
+		return;
+	req->rtt_timing = false;
+	rtt = max_t(u64, div_u64(ktime_get_ns() - req->rtt_sent_ns,
+				 NSEC_PER_USEC), 1);
+	if (!req->srtt_us) {
+		req->srtt_us = rtt;
+		req->rttvar_us = rtt / 2;
+		return;
+	}
+	delta = req->srtt_us > rtt ? req->srtt_us - rtt : rtt - req->srtt_us;
+	req->rttvar_us = req->rttvar_us - req->rttvar_us / 4 + delta / 4;
+	req->srtt_us = req->srtt_us - req->srtt_us / 8 + rtt / 8;
 }
 
 static void sroce_req_mod_retrans(struct sroce_requester *req)
 {
 	unsigned long probe = sroce_req_probe_delay(req);
 
-	if (!req->probed && probe < req->timeout)
+	if (sroce_req_probe_next(req))
 		mod_timer(&req->retrans_timer, jiffies + probe);
 	else
 		mod_timer(&req->retrans_timer, jiffies + req->timeout);
@@ -746,6 +807,8 @@ static enum sroce_req_step sroce_req_send(struct sroce_qp *qp)
 	if (err == -ENOBUFS)
 		return SROCE_REQ_BUSY;
 	req->busy_retries = 0;
+	if (sroce_qp_is_reliable(qp) && req->psn == req->psn_max)
+		sroce_req_rtt_start(req, req->psn);
 	sroce_req_advance(qp, swqe);
 	if (sroce_qp_is_reliable(qp))
 		sroce_req_arm_retrans(req);
@@ -1151,6 +1214,9 @@ void sroce_req_send_from(struct sroce_qp *qp, u32 psn)
 	req->cur = i;
 	req->psn = i == req->head ? req->psn_max : psn;
 	req->noack_pkts = 0;
+	/* An ACK of a resent PSN times neither transmission (Karn). */
+	if (req->psn != req->psn_max)
+		req->rtt_timing = false;
 }
 
 /*
@@ -1292,6 +1358,7 @@ void sroce_req_acked(struct sroce_qp *qp)
 	struct sroce_requester *req = &qp->req;
 	u32 comp_psn = qp->comp.psn;
 
+	sroce_req_rtt_sample(req, comp_psn);
 	req->retries_left = req->retry_cnt;
 	req->rnr_retries_left = req->rnr_retry;
 	req->window = min_t(u32, req->window +
@@ -1377,6 +1444,7 @@ static enum sroce_req_probe_result sroce_req_probe(struct sroce_qp *qp)
 		return SROCE_PROBE_NONE;
 	}
 	trace_sroce_retransmit(&qp->ibqp, psn, sroce_psn_next(psn), "probe");
+	req->rtt_timing = false;	/* Karn, as in sroce_req_send_from() */
 	atomic64_inc(&qp->sdev->stats.req_retransmits);
 	atomic64_inc(&qp->sdev->stats.req_probes);
 	sroce_pkt_send(qp, skb);
@@ -1401,7 +1469,7 @@ static void sroce_req_handle_timeout(struct sroce_qp *qp)
 	    qp->comp.psn == req->psn_max)
 		return;
 
-	if (!req->probed && sroce_req_probe_delay(req) < req->timeout) {
+	if (sroce_req_probe_next(req)) {
 		/*
 		 * Silence: the go-back-N under way, if any, is not coming
 		 * through.  A gap the probe's answer shows (a READ's last
@@ -1574,6 +1642,9 @@ static void sroce_req_reset_state(struct sroce_qp *qp)
 	req->rd_atomic = 0;
 	req->fail_index = 0;
 	req->probed = false;
+	req->rtt_timing = false;
+	req->srtt_us = 0;
+	req->rttvar_us = 0;
 	req->started = false;
 	req->error = false;
 	req->local_error = false;

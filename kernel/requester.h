@@ -252,6 +252,17 @@ struct sroce_requester {
 	bool resend_paced;		/* resends wait for the window, too */
 	bool resend_one;		/* after a sequence NAK: its PSN only */
 	u32 gap_psn;			/* the PSN the last sequence NAK named */
+
+	/*
+	 * Round-trip estimate for the probe delay (requester.c,
+	 * sroce_req_rtt_sample()): one first transmission at a time is
+	 * timed until an ACK covers it; a resend cancels the timing (Karn).
+	 */
+	bool rtt_timing;		/* rtt_psn is being timed */
+	u32 rtt_psn;
+	u64 rtt_sent_ns;		/* ktime_get_ns() when rtt_psn left */
+	u32 srtt_us;			/* smoothed RTT, 0: no sample yet */
+	u32 rttvar_us;			/* its mean deviation */
 	bool dying;			/* being destroyed: do nothing */
 	bool want_qp_error;		/* ask qp.c to move the QP to ERR */
 	bool draining;			/* SQD: start no new WQE */

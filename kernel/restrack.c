@@ -71,7 +71,9 @@ static int sroce_fill_qp_requester(struct sk_buff *msg, struct sroce_qp *qp)
 			  READ_ONCE(req->rnr_retries_left)) ||
 	    sroce_put_u32(msg, "rnr_wait", READ_ONCE(req->rnr_wait)) ||
 	    sroce_put_u32(msg, "timeout_ms",
-			  jiffies_to_msecs(READ_ONCE(req->timeout))))
+			  jiffies_to_msecs(READ_ONCE(req->timeout))) ||
+	    sroce_put_u32(msg, "srtt_us", READ_ONCE(req->srtt_us)) ||
+	    sroce_put_u32(msg, "rttvar_us", READ_ONCE(req->rttvar_us)))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -9,9 +9,16 @@
 # happened (retransmits, timeouts, sequence NAKs, duplicates, bad ICRCs)
 # are printed and must show the loss was seen.
 #
+# And the opposite: a clean path slower than the probe's floor (delay
+# 10 ms each way, a round trip above the 8 ms of an eighth of perftest's
+# local ACK timeout, at least 2 jiffies) must cost almost no resends.
+# The requester measures the round trip and probes no earlier than its
+# RFC 6298 timeout (requester.c, sroce_req_probe_delay()); with the fixed
+# floor alone, 64 KiB ib_write_bw x 200 resent 10,231 of 12,800 packets.
+#
 #   NETEM_MIB    MiB per operation and link (default 2; SELFTEST_LONG=1: 64)
 #   NETEM_CASES  the cases to run, by the first word of their name (loss1
-#                loss5 reorder duplicate corrupt jitter; default: all)
+#                loss5 reorder duplicate corrupt jitter delay; default: all)
 #
 # Each case prints its goodput: 3 x MIB MiB (SEND, WRITE, READ) over the
 # time pktgen's transfers took.  The limit per case is 150 s x
@@ -32,10 +39,11 @@ modprobe sch_netem 2>/dev/null
 
 mib=${NETEM_MIB:-2}
 [[ ${SELFTEST_LONG:-0} == 1 ]] && mib=${NETEM_MIB:-64}
-cases=${NETEM_CASES:-loss1 loss5 reorder duplicate corrupt jitter}
+all_cases="loss1 loss5 reorder duplicate corrupt jitter delay"
+cases=${NETEM_CASES:-$all_cases}
 for c in $cases; do
-	[[ " loss1 loss5 reorder duplicate corrupt jitter " == *" $c "* ]] ||
-		{ echo "NETEM_CASES: unknown case '$c' (loss1 loss5 reorder duplicate corrupt jitter)" >&2; exit 1; }
+	[[ " $all_cases " == *" $c "* ]] ||
+		{ echo "NETEM_CASES: unknown case '$c' ($all_cases)" >&2; exit 1; }
 done
 
 trap 'topo_cleanup; sroce_unload' EXIT
@@ -119,6 +127,33 @@ duplicate|duplicate 5%|duplicate 5%|resp_duplicates comp_duplicates
 corrupt|corrupt 1%|corrupt 1%|rx_bad_icrc rx_bad_header rx_bad_opcode rx_no_qp rx_bad_qp_type rx_bad_pkey req_retransmits
 jitter|delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_duplicates req_retransmits
 EOF2
+
+# delay: a round trip longer than the probe floor, nothing lost.  Each
+# operation's resends must stay under 2 % of what it sent (without the
+# round-trip estimate: 80 % for WRITE), its probes under 1 %.
+if [[ " $cases " == *" delay "* ]]; then
+	for e in "$NS_A $VETH_A" "$NS_B $VETH_B"; do
+		read -r ns dev <<< "$e"
+		ip netns exec "$ns" tc qdisc replace dev "$dev" root netem delay 10ms limit 10000
+	done
+	for prog in ib_write_bw ib_read_bw ib_send_bw; do
+		sent0=$(sum tx_packets) resent0=$(sum req_retransmits) probes0=$(sum req_probes)
+		perftest_pair "delay 10ms: $prog 64 KiB x 200" $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A \
+			$prog -s 65536 -n 200 -m 1024 || continue
+		sent=$(($(sum tx_packets) - sent0)) resent=$(($(sum req_retransmits) - resent0))
+		probes=$(($(sum req_probes) - probes0))
+		line="$prog: $resent resends and $probes probes for $sent packets sent"
+		if ((resent * 50 <= sent && probes * 100 <= sent)); then
+			ok "delay 10ms: $prog resends under 2 % ($line)"
+		else
+			not_ok "delay 10ms: $prog resends under 2 % ($line)"
+		fi
+	done
+	for e in "$NS_A $VETH_A" "$NS_B $VETH_B"; do
+		read -r ns dev <<< "$e"
+		ip netns exec "$ns" tc qdisc del dev "$dev" root
+	done
+fi
 
 check "ibv_rc_pingpong on the clean link afterwards" \
 	pingpong_said ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 20 -s 65536 -c
