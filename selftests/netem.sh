@@ -129,8 +129,11 @@ jitter|delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_d
 EOF2
 
 # delay: a round trip longer than the probe floor, nothing lost.  Each
-# operation's resends must stay under 2 % of what it sent (without the
-# round-trip estimate: 80 % for WRITE), its probes under 1 %.
+# operation's resends must stay under 2 % of the packets sent, its probes
+# under 1 per 1000 (without the round-trip estimate, in one run: WRITE
+# 3,337 resends and 23 probes for 16,868 packets, SEND 5,953 and 67 for
+# 20,054, READ 250 and 50 for 29,200, more than half of them replayed
+# responses).
 if [[ " $cases " == *" delay "* ]]; then
 	for e in "$NS_A $VETH_A" "$NS_B $VETH_B"; do
 		read -r ns dev <<< "$e"
@@ -143,10 +146,10 @@ if [[ " $cases " == *" delay "* ]]; then
 		sent=$(($(sum tx_packets) - sent0)) resent=$(($(sum req_retransmits) - resent0))
 		probes=$(($(sum req_probes) - probes0))
 		line="$prog: $resent resends and $probes probes for $sent packets sent"
-		if ((resent * 50 <= sent && probes * 100 <= sent)); then
-			ok "delay 10ms: $prog resends under 2 % ($line)"
+		if ((resent * 50 <= sent && probes * 1000 <= sent)); then
+			ok "delay 10ms: $prog resends under 2 %, probes under 0.1 % ($line)"
 		else
-			not_ok "delay 10ms: $prog resends under 2 % ($line)"
+			not_ok "delay 10ms: $prog resends under 2 %, probes under 0.1 % ($line)"
 		fi
 	done
 	for e in "$NS_A $VETH_A" "$NS_B $VETH_B"; do
