@@ -508,7 +508,7 @@ void sroce_completer_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 	spin_unlock_bh(&req->lock);
 
 	sroce_req_run(qp);
-	consume_skb(skb);
+	sroce_pkt_consume(skb);
 }
 
 /* At QP creation, from sroce_requester_init(). */

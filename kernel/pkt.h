@@ -75,6 +75,19 @@ static inline u8 *sroce_pkt_payload(struct sk_buff *skb)
 	return skb->data + SROCE_PKT(skb)->hdr_len;
 }
 
+/*
+ * Free a packet the pipeline is done with (a request executed, a response
+ * or ACK completed).  With bottom halves off, as on the receive path and
+ * under the requester's and responder's locks, its struct sk_buff goes to
+ * the per-CPU cache that NAPI drivers recycle through, and the transmit
+ * side (sroce_pkt_alloc()) takes its next ones from there: no slab round
+ * trip per packet in either direction.
+ */
+static inline void sroce_pkt_consume(struct sk_buff *skb)
+{
+	napi_consume_skb(skb, in_softirq() && !in_hardirq());
+}
+
 static inline bool sroce_pkt_ackreq(struct sk_buff *skb)
 {
 	return SROCE_PKT(skb)->flags & SROCE_PKT_ACKREQ;

@@ -1261,7 +1261,7 @@ static struct sk_buff *sroce_resp_held_next(struct sroce_qp *qp)
 		sroce_resp_unhold(qp, skb);
 		if (!diff)
 			return skb;
-		consume_skb(skb);
+		sroce_pkt_consume(skb);
 	}
 	return NULL;
 }
@@ -1475,7 +1475,7 @@ static void sroce_resp_one(struct sroce_qp *qp, struct sk_buff *skb)
 	sroce_resp_outcome(qp, pkt, sroce_resp_execute(qp, skb));
 	sroce_resp_xrc_leave(qp);
 out:
-	consume_skb(skb);
+	sroce_pkt_consume(skb);
 }
 
 /*
@@ -1623,7 +1623,7 @@ void sroce_responder_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 	spin_lock_bh(&resp->lock);
 	if (sroce_resp_read_in_flight(resp, skb)) {
 		atomic64_inc(&qp->sdev->stats.resp_read_in_flight);
-		consume_skb(skb);
+		sroce_pkt_consume(skb);
 	} else if (sroce_resp_read_restarted(resp, skb)) {
 		/*
 		 * The requester asks again for the READ being answered,

@@ -158,7 +158,10 @@ static struct sk_buff *sroce_pkt_alloc_common(struct sroce_qp *qp, u8 opcode,
 	if (linear)
 		len += payload_len + pad + SROCE_ICRC_LEN;
 
-	skb = alloc_skb(sroce_tx_headroom(ndev) + len, GFP_ATOMIC);
+	/* The per-CPU skb cache needs bottom halves off: sroce_pkt_consume(). */
+	skb = __alloc_skb(sroce_tx_headroom(ndev) + len, GFP_ATOMIC,
+			  in_softirq() && !in_hardirq() ? SKB_ALLOC_NAPI : 0,
+			  NUMA_NO_NODE);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, sroce_tx_headroom(ndev));
