@@ -458,7 +458,24 @@ static bool sroce_req_paced_ack_due(struct sroce_qp *qp)
 	       jiffies_to_nsecs(sroce_req_probe_delay(req)) / 4;
 }
 
-/* AckReq on the last packet of a message and every few packets. */
+/*
+ * Does the last packet of @swqe's message ask for an ACK?  Only if a
+ * completion waits for it: a signaled WQE (or all of them), the end of
+ * an SQ drain, and everything until a first round trip was measured (the
+ * probe needs it, sroce_req_probe_next()).  The ACK of an unsignaled
+ * message comes with a later one, with the AckReq every few packets, or
+ * from the responder's delayed ACK (a sroce peer; others answer the
+ * probe): a stream of small unsignaled messages (perftest's bandwidth
+ * tests signal every 100th) takes one packet per message instead of two.
+ */
+static bool sroce_req_ack_wanted(const struct sroce_qp *qp,
+				 const struct sroce_swqe *swqe)
+{
+	return (swqe->flags & SROCE_SEND_SIGNALED) || qp->sq_sig_all ||
+	       qp->req.draining || !qp->req.srtt_us;
+}
+
+/* AckReq on the last packet of a message that needs it, every few packets. */
 static u32 sroce_req_pkt_flags(struct sroce_qp *qp,
 			       const struct sroce_swqe *swqe,
 			       const struct sroce_req_pos *pos)
@@ -467,7 +484,8 @@ static u32 sroce_req_pkt_flags(struct sroce_qp *qp,
 	u32 every = clamp_t(u32, req->window / 4, 1, SROCE_REQ_ACKREQ_EVERY);
 	u32 flags = 0;
 
-	if (pos->last || ++req->noack_pkts >= every || req->resend_one ||
+	if ((pos->last && sroce_req_ack_wanted(qp, swqe)) ||
+	    ++req->noack_pkts >= every || req->resend_one ||
 	    unlikely(sroce_cc_paced(&qp->cc) && sroce_req_paced_ack_due(qp))) {
 		flags |= SROCE_PKT_ACKREQ;
 		req->noack_pkts = 0;

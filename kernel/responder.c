@@ -16,7 +16,8 @@
  *   execute    by kind: SEND (receive WQE, scatter), RDMA WRITE (rkey,
  *              copy; with immediate also a receive WQE), READ (resource,
  *              responses), atomic (resource, one module-wide lock)
- *   answer     ACK when asked for or every SROCE_RESP_ACK_EVERY packets;
+ *   answer     ACK when asked for, every SROCE_RESP_ACK_EVERY packets,
+ *              and SROCE_RESP_ACK_DELAY after one that did not ask;
  *              READ and atomic answer with their responses
  *
  * Errors (IBA 9.9.3, responder classes): no receive WQE is an RNR NAK
@@ -1129,6 +1130,29 @@ static void sroce_resp_fatal(struct sroce_qp *qp, struct sroce_pkt *pkt,
 static bool sroce_resp_held_ready(struct sroce_responder *resp);
 
 /*
+ * The first request since the last ACK that asked for none: have the work
+ * item acknowledge it, and whatever follows, SROCE_RESP_ACK_DELAY later
+ * unless an ACK goes out before (sroce_resp_ack_delayed()).  A work item
+ * already pending for a READ does it sooner.
+ */
+static void sroce_resp_ack_later(struct sroce_qp *qp)
+{
+	if (!qp->resp.dying)
+		queue_delayed_work_on(smp_processor_id(), sroce_resp_wq,
+				      &qp->resp.work, SROCE_RESP_ACK_DELAY);
+}
+
+/* From the work item: the ACK sroce_resp_ack_later() promised, if owed. */
+static void sroce_resp_ack_delayed(struct sroce_qp *qp)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	if (resp->unacked && !resp->ack_owed && resp->started &&
+	    sroce_resp_is_rc(qp))
+		sroce_resp_ack(qp, sroce_psn_add(resp->epsn, SROCE_PSN_MASK));
+}
+
+/*
  * After a SEND or WRITE packet executed: coalesce ACKs (RC only).
  *
  * An ACK that is due while held requests are ready to follow waits: they
@@ -1145,8 +1169,11 @@ static void sroce_resp_acknowledge(struct sroce_qp *qp, struct sroce_pkt *pkt)
 	if (!sroce_resp_is_rc(qp))
 		return;
 	if (!(pkt->flags & SROCE_PKT_ACKREQ) && !resp->ack_owed &&
-	    ++resp->unacked < SROCE_RESP_ACK_EVERY)
+	    ++resp->unacked < SROCE_RESP_ACK_EVERY) {
+		if (resp->unacked == 1)
+			sroce_resp_ack_later(qp);
 		return;
+	}
 	resp->ack_owed = sroce_resp_held_ready(resp) ||
 			 (resp->draining && !skb_queue_empty(&resp->held));
 	if (!resp->ack_owed)
@@ -1538,8 +1565,10 @@ static void sroce_resp_run(struct sroce_qp *qp)
 			continue;
 		}
 		skb = sroce_resp_held_next(qp) ?: __skb_dequeue(&resp->backlog);
-		if (!skb)
+		if (!skb) {
+			sroce_resp_ack_delayed(qp);
 			return;
+		}
 		sroce_resp_packet(qp, skb);
 	}
 	__skb_queue_purge(&resp->backlog);

@@ -78,6 +78,13 @@ struct sroce_rwqe;
 #define SROCE_RESP_HELD_DEV_MAX		8192
 /* Acknowledge at least every this many packets, AckReq or not. */
 #define SROCE_RESP_ACK_EVERY		64
+/*
+ * ... and what executed without an ACK at most this many jiffies after
+ * the first such packet (the work item, sroce_resp_ack_later()): a
+ * requester asks for ACKs only where it needs them soon, and the rest
+ * must still be retired without its probe.
+ */
+#define SROCE_RESP_ACK_DELAY		1
 
 /* One executed READ or atomic, kept to answer duplicates. */
 struct sroce_resp_res {
