@@ -129,11 +129,14 @@ jitter|delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_d
 EOF2
 
 # delay: a round trip longer than the probe floor, nothing lost.  Each
-# operation's resends must stay under 2 % of the packets sent, its probes
-# under 1 per 1000 (without the round-trip estimate, in one run: WRITE
-# 3,337 resends and 23 probes for 16,868 packets, SEND 5,953 and 67 for
-# 20,054, READ 250 and 50 for 29,200, more than half of them replayed
-# responses).
+# operation may not time out, its probes must stay under 1 per 1000 packets
+# sent and its resends under 5 % (without the round-trip estimate, in one
+# run: WRITE 3,337 resends and 23 probes for 16,868 packets, SEND 5,953
+# and 67 for 20,054, READ 250 and 50 for 29,200, more than half of them
+# replayed responses).  Resends are not held to zero: netem dequeues from
+# its timer on one CPU and from the sender on another, the veth hands each
+# packet to the backlog of the CPU at hand, and a packet that overtakes
+# another costs a sequence NAK and one resend (seen: 47 NAKs in one run).
 if [[ " $cases " == *" delay "* ]]; then
 	for e in "$NS_A $VETH_A" "$NS_B $VETH_B"; do
 		read -r ns dev <<< "$e"
@@ -141,15 +144,17 @@ if [[ " $cases " == *" delay "* ]]; then
 	done
 	for prog in ib_write_bw ib_read_bw ib_send_bw; do
 		sent0=$(sum tx_packets) resent0=$(sum req_retransmits) probes0=$(sum req_probes)
+		timeouts0=$(sum req_timeouts)
 		perftest_pair "delay 10ms: $prog 64 KiB x 200" $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A \
 			$prog -s 65536 -n 200 -m 1024 || continue
 		sent=$(($(sum tx_packets) - sent0)) resent=$(($(sum req_retransmits) - resent0))
-		probes=$(($(sum req_probes) - probes0))
-		line="$prog: $resent resends and $probes probes for $sent packets sent"
-		if ((resent * 50 <= sent && probes * 1000 <= sent)); then
-			ok "delay 10ms: $prog resends under 2 %, probes under 0.1 % ($line)"
+		probes=$(($(sum req_probes) - probes0)) timeouts=$(($(sum req_timeouts) - timeouts0))
+		line="$prog: $resent resends, $probes probes, $timeouts ACK timeouts for $sent packets sent"
+		name="delay 10ms: $prog with no ACK timeout, probes under 0.1 %, resends under 5 %"
+		if ((timeouts == 0 && probes * 1000 <= sent && resent * 20 <= sent)); then
+			ok "$name ($line)"
 		else
-			not_ok "delay 10ms: $prog resends under 2 %, probes under 0.1 % ($line)"
+			not_ok "$name ($line)"
 		fi
 	done
 	for e in "$NS_A $VETH_A" "$NS_B $VETH_B"; do
