@@ -735,8 +735,9 @@ static void sroce_req_rtt_sample(struct sroce_requester *req, u32 comp_psn)
 	if (!req->rtt_timing || !sroce_psn_after(comp_psn, req->rtt_psn))
 		return;
 	req->rtt_timing = false;
-	rtt = max_t(u64, div_u64(ktime_get_ns() - req->rtt_sent_ns,
-				 NSEC_PER_USEC), 1);
+	/* Bounded so that srtt + 4 rttvar stays far from overflowing. */
+	rtt = clamp_t(u64, div_u64(ktime_get_ns() - req->rtt_sent_ns,
+				   NSEC_PER_USEC), 1, SROCE_REQ_RTT_MAX_US);
 	if (!req->srtt_us) {
 		req->srtt_us = rtt;
 		req->rttvar_us = rtt / 2;

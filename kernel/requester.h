@@ -125,6 +125,9 @@ struct sroce_qp;
  */
 #define SROCE_REQ_BUSY_RETRIES		4
 
+/* Longest round trip a sample may count, in microseconds (10 s). */
+#define SROCE_REQ_RTT_MAX_US		10000000
+
 /* Longest message in packets: keeps one READ well inside the PSN window. */
 #define SROCE_REQ_MAX_MSG_PKTS		BIT(21)
 
