@@ -76,16 +76,24 @@ static inline u8 *sroce_pkt_payload(struct sk_buff *skb)
 }
 
 /*
+ * May this context use the per-CPU skb cache that NAPI drivers recycle
+ * through?  It needs bottom halves off, as on the receive path and under
+ * the requester's and responder's locks.
+ */
+static inline bool sroce_pkt_napi_cache_ok(void)
+{
+	return in_softirq() && !in_hardirq();
+}
+
+/*
  * Free a packet the pipeline is done with (a request executed, a response
- * or ACK completed).  With bottom halves off, as on the receive path and
- * under the requester's and responder's locks, its struct sk_buff goes to
- * the per-CPU cache that NAPI drivers recycle through, and the transmit
- * side (sroce_pkt_alloc()) takes its next ones from there: no slab round
- * trip per packet in either direction.
+ * or ACK completed).  Where it may, its struct sk_buff goes to the per-CPU
+ * cache and the transmit side (sroce_pkt_alloc()) takes its next ones from
+ * there: no slab round trip per packet in either direction.
  */
 static inline void sroce_pkt_consume(struct sk_buff *skb)
 {
-	napi_consume_skb(skb, in_softirq() && !in_hardirq());
+	napi_consume_skb(skb, sroce_pkt_napi_cache_ok());
 }
 
 static inline bool sroce_pkt_ackreq(struct sk_buff *skb)

@@ -462,7 +462,7 @@ static bool sroce_req_paced_ack_due(struct sroce_qp *qp)
  * Does the last packet of @swqe's message ask for an ACK?  Only if a
  * completion waits for it: a signaled WQE (or all of them), the end of
  * an SQ drain, and everything until a first round trip was measured (the
- * probe needs it, sroce_req_probe_next()).  The ACK of an unsignaled
+ * probe needs it, sroce_req_probe_in()).  The ACK of an unsignaled
  * message comes with a later one, with the AckReq every few packets, or
  * from the responder's delayed ACK (a sroce peer; others answer the
  * probe): a stream of small unsignaled messages (perftest's bandwidth
@@ -704,14 +704,19 @@ static unsigned long sroce_req_probe_delay(const struct sroce_requester *req)
 }
 
 /*
- * Is the next expiry the probe?  Not before a round trip was measured:
- * the first window of a QP would otherwise be probed on a path slower
- * than the floor, and a tail loss that early costs one full timeout.
+ * Jiffies until the probe if the next expiry is the probe, 0 if it is the
+ * full timeout.  No probe before a round trip was measured: the first
+ * window of a QP would otherwise be probed on a path slower than the
+ * floor, and a tail loss that early costs one full timeout.
  */
-static bool sroce_req_probe_next(const struct sroce_requester *req)
+static unsigned long sroce_req_probe_in(const struct sroce_requester *req)
 {
-	return !req->probed && req->srtt_us &&
-	       sroce_req_probe_delay(req) < req->timeout;
+	unsigned long delay;
+
+	if (req->probed || !req->srtt_us)
+		return 0;
+	delay = sroce_req_probe_delay(req);
+	return delay < req->timeout ? delay : 0;
 }
 
 /* Time @psn, a first transmission, unless a PSN is being timed already. */
@@ -750,12 +755,9 @@ static void sroce_req_rtt_sample(struct sroce_requester *req, u32 comp_psn)
 
 static void sroce_req_mod_retrans(struct sroce_requester *req)
 {
-	unsigned long probe = sroce_req_probe_delay(req);
+	unsigned long probe = sroce_req_probe_in(req);
 
-	if (sroce_req_probe_next(req))
-		mod_timer(&req->retrans_timer, jiffies + probe);
-	else
-		mod_timer(&req->retrans_timer, jiffies + req->timeout);
+	mod_timer(&req->retrans_timer, jiffies + (probe ?: req->timeout));
 }
 
 static void sroce_req_arm_retrans(struct sroce_requester *req)
@@ -1478,6 +1480,7 @@ static enum sroce_req_probe_result sroce_req_probe(struct sroce_qp *qp)
 static void sroce_req_handle_timeout(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
+	unsigned long probe;
 
 	if (!test_and_clear_bit(SROCE_REQ_TIMEOUT, &req->pending))
 		return;
@@ -1488,7 +1491,8 @@ static void sroce_req_handle_timeout(struct sroce_qp *qp)
 	    qp->comp.psn == req->psn_max)
 		return;
 
-	if (sroce_req_probe_next(req)) {
+	probe = sroce_req_probe_in(req);
+	if (probe) {
 		/*
 		 * Silence: the go-back-N under way, if any, is not coming
 		 * through.  A gap the probe's answer shows (a READ's last
@@ -1498,8 +1502,8 @@ static void sroce_req_handle_timeout(struct sroce_qp *qp)
 		switch (sroce_req_probe(qp)) {
 		case SROCE_PROBE_SENT:
 			req->probed = true;
-			mod_timer(&req->retrans_timer, jiffies + req->timeout -
-				  sroce_req_probe_delay(req));
+			mod_timer(&req->retrans_timer,
+				  jiffies + req->timeout - probe);
 			return;
 		case SROCE_PROBE_PACED:
 			/* The pace timer's kick handles the timeout again. */

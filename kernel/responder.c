@@ -1142,13 +1142,16 @@ static void sroce_resp_ack_later(struct sroce_qp *qp)
 				      &qp->resp.work, SROCE_RESP_ACK_DELAY);
 }
 
-/* From the work item: the ACK sroce_resp_ack_later() promised, if owed. */
+/*
+ * From the work item: the ACK sroce_resp_ack_later() promised, if owed.
+ * unacked counts RC requests only (sroce_resp_acknowledge()), and a reset
+ * clears it under the lock, so it alone says whether one is owed.
+ */
 static void sroce_resp_ack_delayed(struct sroce_qp *qp)
 {
 	struct sroce_responder *resp = &qp->resp;
 
-	if (resp->unacked && !resp->ack_owed && resp->started &&
-	    sroce_resp_is_rc(qp))
+	if (resp->unacked && !resp->ack_owed)
 		sroce_resp_ack(qp, sroce_psn_add(resp->epsn, SROCE_PSN_MASK));
 }
 

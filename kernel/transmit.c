@@ -158,9 +158,9 @@ static struct sk_buff *sroce_pkt_alloc_common(struct sroce_qp *qp, u8 opcode,
 	if (linear)
 		len += payload_len + pad + SROCE_ICRC_LEN;
 
-	/* The per-CPU skb cache needs bottom halves off: sroce_pkt_consume(). */
+	/* The per-CPU skb cache that sroce_pkt_consume() fills (pkt.h). */
 	skb = __alloc_skb(sroce_tx_headroom(ndev) + len, GFP_ATOMIC,
-			  in_softirq() && !in_hardirq() ? SKB_ALLOC_NAPI : 0,
+			  sroce_pkt_napi_cache_ok() ? SKB_ALLOC_NAPI : 0,
 			  NUMA_NO_NODE);
 	if (!skb)
 		return NULL;
