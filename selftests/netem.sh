@@ -64,10 +64,26 @@ sum() {
 	local d n s=0 v
 	for d in $DEV_A $DEV_B; do
 		for n in "$@"; do
-			v=$(< "$IB/$d/ports/1/hw_counters/$n") && s=$((s + v))
+			v=$(port_attr "$d" "hw_counters/$n") && s=$((s + v))
 		done
 	done
 	echo $s
+}
+
+# netem_both ARGS...: netem with ARGS on both veth ends; netem_off: none
+netem_both() {
+	local e ns dev
+	for e in "$NS_A $VETH_A" "$NS_B $VETH_B"; do
+		read -r ns dev <<< "$e"
+		ip netns exec "$ns" tc qdisc replace dev "$dev" root netem "$@"
+	done
+}
+netem_off() {
+	local e ns dev
+	for e in "$NS_A $VETH_A" "$NS_B $VETH_B"; do
+		read -r ns dev <<< "$e"
+		ip netns exec "$ns" tc qdisc del dev "$dev" root
+	done
 }
 
 ga=$(gid_index $DEV_A $IP4_A) gb=$(gid_index $DEV_B $IP4_B)
@@ -94,10 +110,7 @@ while IFS='|' read -r key name args moved; do
 	# RoCE packet was sent ("connect: Connection timed out").
 	in_ns $NS_A ping -c 1 -W 2 $IP4_B > /dev/null 2>&1
 	in_ns $NS_B ping -c 1 -W 2 $IP4_A > /dev/null 2>&1
-	for e in "$NS_A $VETH_A" "$NS_B $VETH_B"; do
-		read -r ns dev <<< "$e"
-		ip netns exec "$ns" tc qdisc replace dev "$dev" root netem $args
-	done
+	netem_both $args
 	before=$(sum $moved)
 	for n in "${shown[@]}"; do base[$n]=$(sum "$n"); done
 	t0=$EPOCHREALTIME rc=0
@@ -115,10 +128,7 @@ while IFS='|' read -r key name args moved; do
 		line+=" $n $(($(sum "$n") - ${base[$n]}))"
 	done
 	diag "$line"
-	for e in "$NS_A $VETH_A" "$NS_B $VETH_B"; do
-		read -r ns dev <<< "$e"
-		ip netns exec "$ns" tc qdisc del dev "$dev" root
-	done
+	netem_off
 done <<'EOF2'
 loss1|loss 1%|loss 1%|req_retransmits
 loss5|loss 5%|loss 5%|req_retransmits
@@ -138,10 +148,7 @@ EOF2
 # packet to the backlog of the CPU at hand, and a packet that overtakes
 # another costs a sequence NAK and one resend (seen: 47 NAKs in one run).
 if [[ " $cases " == *" delay "* ]]; then
-	for e in "$NS_A $VETH_A" "$NS_B $VETH_B"; do
-		read -r ns dev <<< "$e"
-		ip netns exec "$ns" tc qdisc replace dev "$dev" root netem delay 10ms limit 10000
-	done
+	netem_both delay 10ms limit 10000
 	for prog in ib_write_bw ib_read_bw ib_send_bw; do
 		sent0=$(sum tx_packets) resent0=$(sum req_retransmits) probes0=$(sum req_probes)
 		timeouts0=$(sum req_timeouts)
@@ -157,10 +164,7 @@ if [[ " $cases " == *" delay "* ]]; then
 			not_ok "$name ($line)"
 		fi
 	done
-	for e in "$NS_A $VETH_A" "$NS_B $VETH_B"; do
-		read -r ns dev <<< "$e"
-		ip netns exec "$ns" tc qdisc del dev "$dev" root
-	done
+	netem_off
 fi
 
 check "ibv_rc_pingpong on the clean link afterwards" \

@@ -43,11 +43,11 @@ if topo_pair 2>/tmp/topo.err; then
 	# of their own (requester.c, sroce_req_ack_wanted()), so the client
 	# receives far fewer ACKs than it sends messages (before: one each),
 	# and the responder's delayed ACK retires the rest without probes.
-	rx0=$(< "$IB/$DEV_A/ports/1/hw_counters/rx_packets")
-	pr0=$(< "$IB/$DEV_A/ports/1/hw_counters/req_probes")
+	rx0=$(port_attr $DEV_A hw_counters/rx_packets)
+	pr0=$(port_attr $DEV_A hw_counters/req_probes)
 	if perftest_pair "ib_send_bw 64 B x 2000" "${A[@]}" ib_send_bw -s 64 -n 2000; then
-		acks=$(($(< "$IB/$DEV_A/ports/1/hw_counters/rx_packets") - rx0))
-		probes=$(($(< "$IB/$DEV_A/ports/1/hw_counters/req_probes") - pr0))
+		acks=$(($(port_attr $DEV_A hw_counters/rx_packets) - rx0))
+		probes=$(($(port_attr $DEV_A hw_counters/req_probes) - pr0))
 		if ((acks * 2 <= 2000 && probes <= 20)); then
 			ok "ib_send_bw 64 B: $acks ACKs and $probes probes for 2000 unsignaled-mostly SENDs"
 		else

@@ -82,7 +82,7 @@ xrc_suite() {
 	esac
 }
 
-bad_srq() { local v; v=$(< "$IB/$1/ports/1/hw_counters/resp_xrc_bad_srq") || return 1; echo "$v"; }
+bad_srq() { port_attr "$1" hw_counters/resp_xrc_bad_srq; }
 
 # (c) loopback: server and client on one device
 if topo_loopback 2>/tmp/topo.err; then
