@@ -18,9 +18,11 @@
  *              start over; kick the requester (the window moved, a fence
  *              or the max_rd_atomic limit may have lifted).
  *
- * Only correct, in-order responses make progress; anything surprising is
- * dropped and left to the retransmit timer, which either recovers or
- * fails the oldest WQE with IB_WC_RETRY_EXC_ERR.
+ * Only correct, in-order responses make progress.  A READ response past
+ * a gap is held until the gap fills (sroce_comp_hold()); anything else
+ * surprising is dropped and left to the go-back-N it triggers or to the
+ * retransmit timer, which either recovers or fails the oldest WQE with
+ * IB_WC_RETRY_EXC_ERR.
  */
 #include <linux/skbuff.h>
 
@@ -107,6 +109,7 @@ void sroce_comp_retire(struct sroce_qp *qp, enum ib_wc_status status)
 /* Result of looking at one response. */
 struct sroce_comp_ctx {
 	bool progress;		/* comp.psn moved */
+	bool held;		/* the response was kept in comp.held */
 };
 
 static void sroce_comp_advance(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
@@ -280,6 +283,81 @@ static void sroce_comp_ack_or_nak(struct sroce_qp *qp,
 	}
 }
 
+/* READ responses past a gap --------------------------------------------- */
+
+/*
+ * A READ response ahead of comp.psn (after the requests before it were
+ * acknowledged): the responses before it are missing, lost or overtaken.
+ * Keep it (sorted by PSN; arrivals after a gap are mostly in order, so the
+ * walk from the tail stops at once) instead of going back at once: the
+ * responder would replay everything from the gap to the end of the READ,
+ * this response included, and under reordering every late packet would
+ * start another replay.  Once comp.patience responses wait (completer.h),
+ * or once a retransmit probe went out, the gap is taken as a loss (one
+ * go-back-N per gap, sroce_comp_missing()); the replay then fills it and
+ * what is held is used, the rest of the replay being duplicates.  False
+ * if it cannot be held (too far ahead, no room): the caller goes back at
+ * once.
+ */
+static bool sroce_comp_hold(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
+			    struct sk_buff *skb, u32 psn)
+{
+	struct sroce_completer *comp = &qp->comp;
+	struct sk_buff *p;
+
+	if (sroce_opcodes[SROCE_PKT(skb)->opcode].kind != SROCE_OPK_READ_RESP ||
+	    sroce_psn_diff(comp->psn, psn) > SROCE_COMP_HELD_SPAN)
+		return false;
+	skb_queue_reverse_walk(&comp->held, p) {
+		s32 d = sroce_psn_diff(SROCE_PKT(p)->psn, psn);
+
+		if (!d) {
+			/* Held already: this copy is dropped. */
+			atomic64_inc(&qp->sdev->stats.comp_duplicates);
+			goto check;
+		}
+		if (d > 0)
+			break;
+	}
+	if (!atomic_add_unless(&qp->sdev->comp_held_skbs, 1,
+			       SROCE_COMP_HELD_DEV_MAX))
+		return false;
+	/* After p, or first if the walk found nothing before @skb. */
+	__skb_queue_after(&comp->held, p, skb);
+	ctx->held = true;
+	atomic64_inc(&qp->sdev->stats.comp_held);
+check:
+	/*
+	 * After a probe the gap has lasted a whole probe delay: it is a loss
+	 * (the probe asked for the READ's last response, requester.c, and
+	 * this may be its answer).
+	 */
+	if (qp->req.probed || skb_queue_len(&comp->held) >= comp->patience)
+		sroce_comp_missing(qp);
+	return true;
+}
+
+/*
+ * @skb, at comp.psn, fills the gap before the held responses.  If it is
+ * the original response, not a replay we asked for, the path reordered
+ * (rather than lost) by as many packets as overtook it: be that patient
+ * from now on.  A replay starts with READ_RESPONSE_FIRST (or is an ONLY,
+ * the answer to a probe), so a MIDDLE or LAST can only be the original;
+ * a FIRST may be either and teaches nothing.
+ */
+static void sroce_comp_learn(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	struct sroce_completer *comp = &qp->comp;
+	u32 depth = skb_queue_len(&comp->held);
+	u8 opcode = SROCE_PKT(skb)->opcode;
+
+	if (!depth || sroce_opcodes[opcode].kind != SROCE_OPK_READ_RESP ||
+	    (sroce_opcodes[opcode].flags & SROCE_OPF_FIRST))
+		return;
+	comp->patience = clamp_t(u32, depth + 1, comp->patience,
+				 SROCE_COMP_PATIENCE_MAX);
+}
+
 /*
  * Before a READ response or atomic ACK at @psn is used: acknowledge what
  * precedes it, and check that it is the response we wait for, for a WQE
@@ -294,7 +372,8 @@ static struct sroce_swqe *sroce_comp_expect(struct sroce_qp *qp,
 
 	if (!sroce_comp_ack_before(qp, ctx, psn) ||
 	    sroce_psn_before(qp->comp.psn, psn)) {
-		sroce_comp_missing(qp);
+		if (!sroce_comp_hold(qp, ctx, skb, psn))
+			sroce_comp_missing(qp);
 		return NULL;
 	}
 	swqe = sroce_req_swqe(qp, qp->req.tail);
@@ -487,6 +566,42 @@ static void sroce_comp_dispatch(struct sroce_qp *qp,
 	}
 }
 
+/* Held READ responses, once the gap fills -------------------------------- */
+
+static void sroce_comp_unhold(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	__skb_unlink(skb, &qp->comp.held);
+	atomic_dec(&qp->sdev->comp_held_skbs);
+}
+
+/*
+ * comp.psn moved: use the held responses it reached, in order.  Those it
+ * went past (a replay answered them first) are duplicates.  Stops when
+ * one fails the QP: the flush frees the rest.
+ */
+static void sroce_comp_held_run(struct sroce_qp *qp,
+				struct sroce_comp_ctx *ctx)
+{
+	struct sk_buff *skb;
+
+	while (!qp->req.error && (skb = skb_peek(&qp->comp.held))) {
+		struct sroce_comp_ctx one = { };
+		u32 psn = SROCE_PKT(skb)->psn;
+		s32 diff = sroce_psn_diff(qp->comp.psn, psn);
+
+		if (diff > 0)
+			break;
+		sroce_comp_unhold(qp, skb);
+		if (diff)
+			atomic64_inc(&qp->sdev->stats.comp_duplicates);
+		else
+			sroce_comp_dispatch(qp, &one, skb, psn);
+		ctx->progress |= one.progress;
+		if (!one.held)
+			sroce_pkt_consume(skb);
+	}
+}
+
 /*
  * Receive hook for response opcodes, from the receive softirq.  recv.c
  * has checked the headers, the ICRC, the opcode (a valid RC response
@@ -499,8 +614,13 @@ void sroce_completer_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 	u32 psn = SROCE_PKT(skb)->psn;
 
 	spin_lock_bh(&req->lock);
-	if (sroce_qp_is_reliable(qp) && sroce_comp_accept(qp, skb, psn))
+	if (sroce_qp_is_reliable(qp) && sroce_comp_accept(qp, skb, psn)) {
+		if (psn == qp->comp.psn)
+			sroce_comp_learn(qp, skb);
 		sroce_comp_dispatch(qp, &ctx, skb, psn);
+		if (ctx.progress)
+			sroce_comp_held_run(qp, &ctx);
+	}
 	if (ctx.progress && !req->error)
 		sroce_req_acked(qp);
 	/* Have the requester look: the window may be open, the QP failed. */
@@ -508,12 +628,30 @@ void sroce_completer_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 	spin_unlock_bh(&req->lock);
 
 	sroce_req_run(qp);
-	sroce_pkt_consume(skb);
+	if (!ctx.held)
+		sroce_pkt_consume(skb);
 }
 
-/* At QP creation, from sroce_requester_init(). */
 void sroce_completer_init(struct sroce_qp *qp)
 {
+	skb_queue_head_init(&qp->comp.held);
+	sroce_completer_reset(qp);
+}
+
+void sroce_completer_drop_held(struct sroce_qp *qp)
+{
+	struct sk_buff *skb;
+
+	while ((skb = skb_peek(&qp->comp.held))) {
+		sroce_comp_unhold(qp, skb);
+		kfree_skb(skb);
+	}
+}
+
+void sroce_completer_reset(struct sroce_qp *qp)
+{
+	sroce_completer_drop_held(qp);
 	qp->comp.psn = 0;
 	qp->comp.retry_started = false;
+	qp->comp.patience = SROCE_COMP_PATIENCE_MIN;
 }

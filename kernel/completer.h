@@ -17,10 +17,10 @@
 #ifndef SROCE_COMPLETER_H
 #define SROCE_COMPLETER_H
 
+#include <linux/skbuff.h>
 #include <linux/types.h>
 #include <rdma/ib_verbs.h>
 
-struct sk_buff;
 struct sroce_qp;
 struct sroce_swqe;
 
@@ -33,10 +33,41 @@ struct sroce_completer {
 	 * ask again.  Cleared when comp.psn moves.
 	 */
 	bool retry_started;
+	/*
+	 * READ responses that arrived past a gap, sorted by PSN, kept until
+	 * the gap fills (sroce_comp_hold()).
+	 */
+	struct sk_buff_head held;
+	u32 patience;		/* held responses before a go-back-N */
 };
 
-/* Called by sroce_requester_init(); sroce_requester_start() sets comp.psn. */
+/*
+ * READ responses past a gap are held, as the responder holds requests
+ * (responder.h): at most this many PSNs ahead of comp.psn (the
+ * requester's window, SROCE_REQ_MAX_UNACKED), and at most
+ * SROCE_COMP_HELD_DEV_MAX for all QPs of a device.  The missing ones are
+ * asked for again once comp.patience responses wait behind the gap, or a
+ * retransmit probe went out.  The patience starts at
+ * SROCE_COMP_PATIENCE_MIN (TCP's duplicate-ACK threshold: a lost response
+ * costs three packet times more than a go-back-N at once) and grows, up
+ * to SROCE_COMP_PATIENCE_MAX, to the deepest reordering the path showed
+ * (a gap filled by the original response, sroce_comp_learn()).
+ */
+#define SROCE_COMP_HELD_SPAN		256
+#define SROCE_COMP_PATIENCE_MIN		3
+#define SROCE_COMP_PATIENCE_MAX		64
+#define SROCE_COMP_HELD_DEV_MAX		8192
+
+/* At QP creation, from sroce_requester_init(). */
 void sroce_completer_init(struct sroce_qp *qp);
+/*
+ * Forget the acknowledgment state and free the held responses: reset,
+ * flush, destroy (under req.lock).  sroce_requester_start() sets
+ * comp.psn.
+ */
+void sroce_completer_reset(struct sroce_qp *qp);
+/* Free the held responses only: the QP failed or is being destroyed. */
+void sroce_completer_drop_held(struct sroce_qp *qp);
 
 /* Receive hook for response opcodes (recv.c); consumes @skb. */
 void sroce_completer_rcv(struct sroce_qp *qp, struct sk_buff *skb);

@@ -1573,6 +1573,7 @@ static void sroce_req_flush_locked(struct sroce_qp *qp)
 	timer_delete(&req->retrans_timer);
 	timer_delete(&req->rnr_timer);
 	req->rnr_wait = false;
+	sroce_completer_drop_held(qp);
 
 	while (req->tail != req->head) {
 		struct sroce_swqe *swqe = sroce_req_swqe(qp, req->tail);
@@ -1676,7 +1677,7 @@ static void sroce_req_reset_state(struct sroce_qp *qp)
 	req->draining = false;
 	req->drain_notify = false;
 	req->want_sq_drained = false;
-	sroce_completer_init(qp);
+	sroce_completer_reset(qp);
 }
 
 /*
@@ -1707,6 +1708,7 @@ int sroce_requester_init(struct sroce_qp *qp)
 				  req->max_inline), 8);
 	req->sq_mask = sq_size - 1;
 
+	sroce_completer_init(qp);
 	sroce_req_reset_state(qp);
 	return 0;
 }
@@ -1847,6 +1849,7 @@ void sroce_requester_cleanup(struct sroce_qp *qp)
 	req->dying = true;
 	shadow = req->shadow;
 	req->shadow = NULL;
+	sroce_completer_drop_held(qp);
 	spin_unlock_bh(&req->lock);
 
 	timer_shutdown_sync(&req->retrans_timer);

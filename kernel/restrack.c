@@ -73,7 +73,9 @@ static int sroce_fill_qp_requester(struct sk_buff *msg, struct sroce_qp *qp)
 	    sroce_put_u32(msg, "timeout_ms",
 			  jiffies_to_msecs(READ_ONCE(req->timeout))) ||
 	    sroce_put_u32(msg, "srtt_us", READ_ONCE(req->srtt_us)) ||
-	    sroce_put_u32(msg, "rttvar_us", READ_ONCE(req->rttvar_us)))
+	    sroce_put_u32(msg, "rttvar_us", READ_ONCE(req->rttvar_us)) ||
+	    sroce_put_u32(msg, "read_resp_held",
+			  skb_queue_len_lockless(&qp->comp.held)))
 		return -EMSGSIZE;
 	return 0;
 }

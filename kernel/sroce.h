@@ -141,6 +141,7 @@ struct sroce_stats {
 	atomic64_t cc_rate_cuts;	/* DCQCN rate cuts (CNPs acted on) */
 	/* completer.c */
 	atomic64_t comp_out_of_order;
+	atomic64_t comp_held;		/* READ responses past a gap, kept */
 	atomic64_t comp_naks_seq;
 	atomic64_t comp_naks_fatal;
 	atomic64_t comp_rnr_naks;
@@ -213,8 +214,12 @@ struct sroce_dev {
 	atomic_t num_xrcd;
 	atomic_t num_ah;
 
-	/* RC requests held past a gap by all QPs (responder.h). */
+	/*
+	 * Held past a gap by all QPs: RC requests (responder.h), READ
+	 * responses (completer.h).
+	 */
 	atomic_t resp_held_skbs;
+	atomic_t comp_held_skbs;
 
 	/* Congestion control parameters (cc.h), sysfs ports/1/cc/. */
 	struct sroce_cc_params cc;

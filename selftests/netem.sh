@@ -7,7 +7,10 @@
 # of SEND, WRITE and READ data (every 20000-byte message verified byte for
 # byte) plus a fetch-and-add per message; the counters that show what
 # happened (retransmits, timeouts, sequence NAKs, duplicates, bad ICRCs)
-# are printed and must show the loss was seen.
+# are printed and must show the loss was seen.  Under reordering and
+# jitter both ends must also have held what overtook a missing packet
+# (resp_held: requests, comp_held: READ responses) instead of having it
+# all sent again.
 #
 # And the opposite: a clean path slower than the probe's floor (delay
 # 10 ms each way, a round trip above the 8 ms of an eighth of perftest's
@@ -98,11 +101,12 @@ goodput() {
 
 # what each case prints, summed over both devices, as deltas
 shown=(req_retransmits req_probes req_timeouts comp_naks_seq comp_out_of_order
-       resp_seq_naks resp_duplicates resp_dropped rx_bad_icrc)
+       comp_held resp_seq_naks resp_held resp_duplicates resp_dropped rx_bad_icrc)
 declare -A base
 
-# KEY | NAME | netem arguments | counters that must have moved
-while IFS='|' read -r key name args moved; do
+# KEY | NAME | netem arguments | counters that must have moved (their sum)
+# | counters that must each have moved
+while IFS='|' read -r key name args moved each; do
 	[[ -z $name || " $cases " != *" $key "* ]] && continue
 	# Resolve both neighbours on the clean link first: pktgen's
 	# ibv_modify_qp() to RTR resolves the peer's MAC (ib_core, one ARP
@@ -117,10 +121,14 @@ while IFS='|' read -r key name args moved; do
 	out=$(timeout "$(scaled 150)" "$PKTGEN" -d $DEV_A -g "$ga" -D $DEV_B -G "$gb" -T "$mib" 2>&1) || rc=$?
 	gp=$(goodput "$out")
 	after=$(sum $moved)
-	if [[ $rc == 0 ]] && ((after > before)); then
+	still=''
+	for n in $each; do
+		(($(sum "$n") > ${base[$n]})) || still+=" $n"
+	done
+	if [[ $rc == 0 && -z $still ]] && ((after > before)); then
 		ok "$name: $mib MiB verified, $gp MB/s$(_slow "$t0")"
 	else
-		not_ok "$name: exit $rc, $moved +$((after - before))$(_slow "$t0")"
+		not_ok "$name: exit $rc, $moved +$((after - before))${still:+, did not move:$still}$(_slow "$t0")"
 	fi
 	diag "$(grep -E '^(not )?ok|^# ' <<< "$out" | head -5)"
 	line="$moved: +$((after - before));"
@@ -132,10 +140,10 @@ while IFS='|' read -r key name args moved; do
 done <<'EOF2'
 loss1|loss 1%|loss 1%|req_retransmits
 loss5|loss 5%|loss 5%|req_retransmits
-reorder|reorder 25%|delay 2ms reorder 75% 50%|resp_seq_naks comp_out_of_order resp_duplicates
+reorder|reorder 25%|delay 2ms reorder 75% 50%|resp_seq_naks comp_out_of_order resp_duplicates|resp_held comp_held
 duplicate|duplicate 5%|duplicate 5%|resp_duplicates comp_duplicates
 corrupt|corrupt 1%|corrupt 1%|rx_bad_icrc rx_bad_header rx_bad_opcode rx_no_qp rx_bad_qp_type rx_bad_pkey req_retransmits
-jitter|delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_duplicates req_retransmits
+jitter|delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_duplicates req_retransmits|resp_held comp_held
 EOF2
 
 # delay: a round trip longer than the probe floor, nothing lost.  Each
