@@ -293,11 +293,11 @@ static void sroce_comp_ack_or_nak(struct sroce_qp *qp,
  * responder would replay everything from the gap to the end of the READ,
  * this response included, and under reordering every late packet would
  * start another replay.  Once comp.patience responses wait (completer.h),
- * or once a retransmit probe went out, the gap is taken as a loss (one
- * go-back-N per gap, sroce_comp_missing()); the replay then fills it and
- * what is held is used, the rest of the replay being duplicates.  False
- * if it cannot be held (too far ahead, no room): the caller goes back at
- * once.
+ * a READ's last one came, or a retransmit probe went out, the gap is
+ * taken as a loss (one go-back-N per gap, sroce_comp_missing()); the
+ * replay then fills it and what is held is used, the rest of the replay
+ * being duplicates.  False if it cannot be held (too far ahead, no
+ * room): the caller goes back at once.
  */
 static bool sroce_comp_hold(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
 			    struct sk_buff *skb, u32 psn)
@@ -328,11 +328,14 @@ static bool sroce_comp_hold(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
 	atomic64_inc(&qp->sdev->stats.comp_held);
 check:
 	/*
-	 * After a probe the gap has lasted a whole probe delay: it is a loss
-	 * (the probe asked for the READ's last response, requester.c, and
-	 * this may be its answer).
+	 * A READ's last response: no more of it can come to show the gap
+	 * is a loss, and waiting would cost a probe delay, while going back
+	 * near the end of a READ replays little.  After a probe the gap has
+	 * lasted a whole probe delay: it is a loss (the probe asked for the
+	 * READ's last response, requester.c, and this may be its answer).
 	 */
-	if (qp->req.probed || skb_queue_len(&comp->held) >= comp->patience)
+	if ((sroce_opcodes[SROCE_PKT(skb)->opcode].flags & SROCE_OPF_LAST) ||
+	    qp->req.probed || skb_queue_len(&comp->held) >= comp->patience)
 		sroce_comp_missing(qp);
 	return true;
 }

@@ -46,12 +46,13 @@ struct sroce_completer {
  * (responder.h): at most this many PSNs ahead of comp.psn (the
  * requester's window, SROCE_REQ_MAX_UNACKED), and at most
  * SROCE_COMP_HELD_DEV_MAX for all QPs of a device.  The missing ones are
- * asked for again once comp.patience responses wait behind the gap, or a
- * retransmit probe went out.  The patience starts at
- * SROCE_COMP_PATIENCE_MIN (TCP's duplicate-ACK threshold: a lost response
- * costs three packet times more than a go-back-N at once) and grows, up
- * to SROCE_COMP_PATIENCE_MAX, to the deepest reordering the path showed
- * (a gap filled by the original response, sroce_comp_learn()).
+ * asked for again once comp.patience responses wait behind the gap, a
+ * READ's last response arrived behind it, or a retransmit probe went
+ * out.  The patience starts at SROCE_COMP_PATIENCE_MIN (TCP's
+ * duplicate-ACK threshold: a lost response costs three packet times more
+ * than a go-back-N at once) and grows, up to SROCE_COMP_PATIENCE_MAX, to
+ * the deepest reordering the path showed (a gap filled by the original
+ * response, sroce_comp_learn()).
  */
 #define SROCE_COMP_HELD_SPAN		256
 #define SROCE_COMP_PATIENCE_MIN		3
