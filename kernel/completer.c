@@ -288,42 +288,35 @@ static void sroce_comp_ack_or_nak(struct sroce_qp *qp,
 /*
  * A READ response ahead of comp.psn (after the requests before it were
  * acknowledged): the responses before it are missing, lost or overtaken.
- * Keep it (sorted by PSN; arrivals after a gap are mostly in order, so the
- * walk from the tail stops at once) instead of going back at once: the
- * responder would replay everything from the gap to the end of the READ,
- * this response included, and under reordering every late packet would
- * start another replay.  Once comp.patience responses wait (completer.h),
- * a READ's last one came, or a retransmit probe went out, the gap is
- * taken as a loss (one go-back-N per gap, sroce_comp_missing()); the
- * replay then fills it and what is held is used, the rest of the replay
- * being duplicates.  False if it cannot be held (too far ahead, no
- * room): the caller goes back at once.
+ * Keep it (sorted by PSN, sroce_pkt_sorted_pos()) instead of going back
+ * at once: the responder would replay everything from the gap to the end
+ * of the READ, this response included, and under reordering every late
+ * packet would start another replay.  Once comp.patience responses wait
+ * (completer.h), a READ's last one came, or a retransmit probe went out,
+ * the gap is taken as a loss (one go-back-N per gap,
+ * sroce_comp_missing()); the replay then fills it and what is held is
+ * used, the rest of the replay being duplicates.  False if it cannot be
+ * held (too far ahead, no room): the caller goes back at once.
  */
 static bool sroce_comp_hold(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
 			    struct sk_buff *skb, u32 psn)
 {
 	struct sroce_completer *comp = &qp->comp;
-	struct sk_buff *p;
+	struct sk_buff *pos;
 
 	if (sroce_opcodes[SROCE_PKT(skb)->opcode].kind != SROCE_OPK_READ_RESP ||
 	    sroce_psn_diff(comp->psn, psn) > SROCE_COMP_HELD_SPAN)
 		return false;
-	skb_queue_reverse_walk(&comp->held, p) {
-		s32 d = sroce_psn_diff(SROCE_PKT(p)->psn, psn);
-
-		if (!d) {
-			/* Held already: this copy is dropped. */
-			atomic64_inc(&qp->sdev->stats.comp_duplicates);
-			goto check;
-		}
-		if (d > 0)
-			break;
+	pos = sroce_pkt_sorted_pos(&comp->held, psn);
+	if (!pos) {
+		/* Held already: this copy is dropped. */
+		atomic64_inc(&qp->sdev->stats.comp_duplicates);
+		goto check;
 	}
 	if (!atomic_add_unless(&qp->sdev->comp_held_skbs, 1,
 			       SROCE_COMP_HELD_DEV_MAX))
 		return false;
-	/* After p, or first if the walk found nothing before @skb. */
-	__skb_queue_after(&comp->held, p, skb);
+	__skb_queue_after(&comp->held, pos, skb);
 	ctx->held = true;
 	atomic64_inc(&qp->sdev->stats.comp_held);
 check:

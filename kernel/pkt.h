@@ -27,6 +27,7 @@
 #include <linux/skbuff.h>
 
 #include "opcode.h"
+#include "psn.h"
 
 struct sroce_av;
 struct sroce_dev;
@@ -94,6 +95,29 @@ static inline bool sroce_pkt_napi_cache_ok(void)
 static inline void sroce_pkt_consume(struct sk_buff *skb)
 {
 	napi_consume_skb(skb, sroce_pkt_napi_cache_ok());
+}
+
+/*
+ * Where a packet with @psn goes in @list, a queue sorted by PSN (what a
+ * responder or completer holds past a gap): the packet to insert it after
+ * with __skb_queue_after() (the list head itself: at the front), or NULL
+ * if that PSN is queued already.  The walk starts at the tail: what
+ * arrives after a gap mostly comes in order, so it stops at once.
+ */
+static inline struct sk_buff *sroce_pkt_sorted_pos(struct sk_buff_head *list,
+						   u32 psn)
+{
+	struct sk_buff *p;
+
+	skb_queue_reverse_walk(list, p) {
+		s32 d = sroce_psn_diff(SROCE_PKT(p)->psn, psn);
+
+		if (!d)
+			return NULL;
+		if (d > 0)
+			break;
+	}
+	return p;
 }
 
 static inline bool sroce_pkt_ackreq(struct sk_buff *skb)

@@ -1208,9 +1208,8 @@ static void sroce_resp_outcome(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 /*
  * Keep @skb, @diff PSNs past the one expected, in resp.held (sorted by
- * PSN; arrivals after a gap are usually in order, so the walk from the
- * tail mostly stops at once).  False if it is too far ahead, there is no
- * room, or that PSN is held already: the caller drops it.
+ * PSN, sroce_pkt_sorted_pos()).  False if it is too far ahead, there is
+ * no room, or that PSN is held already: the caller drops it.
  *
  * Why hold at all: a veth or loopback path reorders (each CPU has its own
  * receive backlog), and a go-back-N resends everything after a gap.  A
@@ -1223,24 +1222,17 @@ static void sroce_resp_outcome(struct sroce_qp *qp, struct sroce_pkt *pkt,
 static bool sroce_resp_hold(struct sroce_qp *qp, struct sk_buff *skb, s32 diff)
 {
 	struct sroce_responder *resp = &qp->resp;
-	u32 psn = SROCE_PKT(skb)->psn;
-	struct sk_buff *p;
+	struct sk_buff *pos;
 
 	if (diff > SROCE_RESP_HELD_SPAN)
 		return false;
-	skb_queue_reverse_walk(&resp->held, p) {
-		s32 d = sroce_psn_diff(SROCE_PKT(p)->psn, psn);
-
-		if (!d)
-			return false;
-		if (d > 0)
-			break;
-	}
+	pos = sroce_pkt_sorted_pos(&resp->held, SROCE_PKT(skb)->psn);
+	if (!pos)
+		return false;
 	if (!atomic_add_unless(&qp->sdev->resp_held_skbs, 1,
 			       SROCE_RESP_HELD_DEV_MAX))
 		return false;
-	/* After p, or first if the walk found nothing before @skb. */
-	__skb_queue_after(&resp->held, p, skb);
+	__skb_queue_after(&resp->held, pos, skb);
 	atomic64_inc(&qp->sdev->stats.resp_held);
 	return true;
 }
