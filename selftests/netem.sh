@@ -105,7 +105,7 @@ shown=(req_retransmits req_probes req_timeouts comp_naks_seq comp_out_of_order
 declare -A base
 
 # KEY | NAME | netem arguments | counters that must have moved (their sum)
-# | counters that must each have moved
+# | counters that must each have moved (each one listed in shown above)
 while IFS='|' read -r key name args moved each; do
 	[[ -z $name || " $cases " != *" $key "* ]] && continue
 	# Resolve both neighbours on the clean link first: pktgen's
