@@ -631,7 +631,6 @@ void sroce_completer_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 void sroce_completer_init(struct sroce_qp *qp)
 {
 	skb_queue_head_init(&qp->comp.held);
-	sroce_completer_reset(qp);
 }
 
 void sroce_completer_drop_held(struct sroce_qp *qp)

@@ -59,12 +59,15 @@ struct sroce_completer {
 #define SROCE_COMP_PATIENCE_MAX		64
 #define SROCE_COMP_HELD_DEV_MAX		8192
 
-/* At QP creation, from sroce_requester_init(). */
+/*
+ * At QP creation, from sroce_requester_init(), before its
+ * sroce_req_reset_state() calls sroce_completer_reset().
+ */
 void sroce_completer_init(struct sroce_qp *qp);
 /*
- * Forget the acknowledgment state and free the held responses: reset,
- * flush, destroy (under req.lock).  sroce_requester_start() sets
- * comp.psn.
+ * Forget the acknowledgment state and free the held responses: at
+ * creation and on the transition to RESET (sroce_req_reset_state(), under
+ * req.lock).  sroce_requester_start() sets comp.psn.
  */
 void sroce_completer_reset(struct sroce_qp *qp);
 /* Free the held responses only: the QP failed or is being destroyed. */
