@@ -288,7 +288,7 @@ static void sroce_comp_ack_or_nak(struct sroce_qp *qp,
 /*
  * A READ response ahead of comp.psn (after the requests before it were
  * acknowledged): the responses before it are missing, lost or overtaken.
- * Keep it (sorted by PSN, sroce_pkt_sorted_pos()) instead of going back
+ * Keep it (sorted by PSN, sroce_held_add()) instead of going back
  * at once: the responder would replay everything from the gap to the end
  * of the READ, this response included, and under reordering every late
  * packet would start another replay.  Once comp.patience responses wait
@@ -302,24 +302,24 @@ static bool sroce_comp_hold(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
 			    struct sk_buff *skb, u32 psn)
 {
 	struct sroce_completer *comp = &qp->comp;
-	struct sk_buff *pos;
 
 	if (sroce_opcodes[SROCE_PKT(skb)->opcode].kind != SROCE_OPK_READ_RESP ||
 	    sroce_psn_diff(comp->psn, psn) > SROCE_COMP_HELD_SPAN)
 		return false;
-	pos = sroce_pkt_sorted_pos(&comp->held, psn);
-	if (!pos) {
-		/* Held already: this copy is dropped. */
+	switch (sroce_held_add(&comp->held, &qp->sdev->comp_held_skbs,
+			       SROCE_COMP_HELD_DEV_MAX, skb)) {
+	case SROCE_HELD_ADDED:
+		ctx->held = true;
+		atomic64_inc(&qp->sdev->stats.comp_held);
+		break;
+	case SROCE_HELD_DUPLICATE:
+		/* This copy is dropped. */
 		atomic64_inc(&qp->sdev->stats.comp_duplicates);
-		goto check;
-	}
-	if (!atomic_add_unless(&qp->sdev->comp_held_skbs, 1,
-			       SROCE_COMP_HELD_DEV_MAX))
+		break;
+	case SROCE_HELD_NO_ROOM:
 		return false;
-	__skb_queue_after(&comp->held, pos, skb);
-	ctx->held = true;
-	atomic64_inc(&qp->sdev->stats.comp_held);
-check:
+	}
+
 	/*
 	 * A READ's last response: no more of it can come to show the gap
 	 * is a loss, and waiting would cost a probe delay, while going back
@@ -564,12 +564,6 @@ static void sroce_comp_dispatch(struct sroce_qp *qp,
 
 /* Held READ responses, once the gap fills -------------------------------- */
 
-static void sroce_comp_unhold(struct sroce_qp *qp, struct sk_buff *skb)
-{
-	__skb_unlink(skb, &qp->comp.held);
-	atomic_dec(&qp->sdev->comp_held_skbs);
-}
-
 /*
  * comp.psn moved: use the held responses it reached, in order.  Those it
  * went past (a replay answered them first) are duplicates.  Stops when
@@ -587,7 +581,8 @@ static void sroce_comp_held_run(struct sroce_qp *qp,
 
 		if (diff > 0)
 			break;
-		sroce_comp_unhold(qp, skb);
+		sroce_held_unlink(&qp->comp.held, &qp->sdev->comp_held_skbs,
+				  skb);
 		if (diff)
 			atomic64_inc(&qp->sdev->stats.comp_duplicates);
 		else
@@ -635,12 +630,7 @@ void sroce_completer_init(struct sroce_qp *qp)
 
 void sroce_completer_drop_held(struct sroce_qp *qp)
 {
-	struct sk_buff *skb;
-
-	while ((skb = skb_peek(&qp->comp.held))) {
-		sroce_comp_unhold(qp, skb);
-		kfree_skb(skb);
-	}
+	sroce_held_purge(&qp->comp.held, &qp->sdev->comp_held_skbs);
 }
 
 void sroce_completer_reset(struct sroce_qp *qp)

@@ -98,26 +98,62 @@ static inline void sroce_pkt_consume(struct sk_buff *skb)
 }
 
 /*
- * Where a packet with @psn goes in @list, a queue sorted by PSN (what a
- * responder or completer holds past a gap): the packet to insert it after
- * with __skb_queue_after() (the list head itself: at the front), or NULL
- * if that PSN is queued already.  The walk starts at the tail: what
- * arrives after a gap mostly comes in order, so it stops at once.
+ * Packets held past a gap in the PSNs (requests by the responder, READ
+ * responses by the completer): a queue sorted by PSN, under the role's
+ * lock, each packet charged to a per-device count (sroce.h) so that all
+ * QPs together hold at most a bounded number of skbs.
  */
-static inline struct sk_buff *sroce_pkt_sorted_pos(struct sk_buff_head *list,
-						   u32 psn)
-{
-	struct sk_buff *p;
+enum sroce_held_add {
+	SROCE_HELD_ADDED,
+	SROCE_HELD_DUPLICATE,	/* that PSN is held already */
+	SROCE_HELD_NO_ROOM,	/* the device holds @dev_max already */
+};
 
-	skb_queue_reverse_walk(list, p) {
-		s32 d = sroce_psn_diff(SROCE_PKT(p)->psn, psn);
+/*
+ * Queue @skb in PSN order.  The walk starts at the tail: what arrives
+ * after a gap mostly comes in order, so it stops at once.  Unless it was
+ * added, @skb stays the caller's.
+ */
+static inline enum sroce_held_add
+sroce_held_add(struct sk_buff_head *held, atomic_t *dev_count, int dev_max,
+	       struct sk_buff *skb)
+{
+	u32 psn = SROCE_PKT(skb)->psn;
+	struct sk_buff *pos;
+
+	skb_queue_reverse_walk(held, pos) {
+		s32 d = sroce_psn_diff(SROCE_PKT(pos)->psn, psn);
 
 		if (!d)
-			return NULL;
+			return SROCE_HELD_DUPLICATE;
 		if (d > 0)
 			break;
 	}
-	return p;
+	if (!atomic_add_unless(dev_count, 1, dev_max))
+		return SROCE_HELD_NO_ROOM;
+	/* After @pos: the list head itself puts it at the front. */
+	__skb_queue_after(held, pos, skb);
+	return SROCE_HELD_ADDED;
+}
+
+/* Take @skb out of @held: it is the caller's again. */
+static inline void sroce_held_unlink(struct sk_buff_head *held,
+				     atomic_t *dev_count, struct sk_buff *skb)
+{
+	__skb_unlink(skb, held);
+	atomic_dec(dev_count);
+}
+
+/* Free everything held (reset, QP error, destroy). */
+static inline void sroce_held_purge(struct sk_buff_head *held,
+				    atomic_t *dev_count)
+{
+	struct sk_buff *skb;
+
+	while ((skb = skb_peek(held))) {
+		sroce_held_unlink(held, dev_count, skb);
+		kfree_skb(skb);
+	}
 }
 
 static inline bool sroce_pkt_ackreq(struct sk_buff *skb)

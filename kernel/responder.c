@@ -1208,7 +1208,7 @@ static void sroce_resp_outcome(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 /*
  * Keep @skb, @diff PSNs past the one expected, in resp.held (sorted by
- * PSN, sroce_pkt_sorted_pos()).  False if it is too far ahead, there is
+ * PSN, sroce_held_add()).  False if it is too far ahead, there is
  * no room, or that PSN is held already: the caller drops it.
  *
  * Why hold at all: a veth or loopback path reorders (each CPU has its own
@@ -1221,38 +1221,18 @@ static void sroce_resp_outcome(struct sroce_qp *qp, struct sroce_pkt *pkt,
  */
 static bool sroce_resp_hold(struct sroce_qp *qp, struct sk_buff *skb, s32 diff)
 {
-	struct sroce_responder *resp = &qp->resp;
-	struct sk_buff *pos;
-
-	if (diff > SROCE_RESP_HELD_SPAN)
+	if (diff > SROCE_RESP_HELD_SPAN ||
+	    sroce_held_add(&qp->resp.held, &qp->sdev->resp_held_skbs,
+			   SROCE_RESP_HELD_DEV_MAX, skb) != SROCE_HELD_ADDED)
 		return false;
-	pos = sroce_pkt_sorted_pos(&resp->held, SROCE_PKT(skb)->psn);
-	if (!pos)
-		return false;
-	if (!atomic_add_unless(&qp->sdev->resp_held_skbs, 1,
-			       SROCE_RESP_HELD_DEV_MAX))
-		return false;
-	__skb_queue_after(&resp->held, pos, skb);
 	atomic64_inc(&qp->sdev->stats.resp_held);
 	return true;
-}
-
-/* Take @skb out of resp.held. */
-static void sroce_resp_unhold(struct sroce_qp *qp, struct sk_buff *skb)
-{
-	__skb_unlink(skb, &qp->resp.held);
-	atomic_dec(&qp->sdev->resp_held_skbs);
 }
 
 /* Free every held request (reset, ERR, destroy). */
 static void sroce_resp_held_purge(struct sroce_qp *qp)
 {
-	struct sk_buff *skb;
-
-	while ((skb = skb_peek(&qp->resp.held))) {
-		sroce_resp_unhold(qp, skb);
-		kfree_skb(skb);
-	}
+	sroce_held_purge(&qp->resp.held, &qp->sdev->resp_held_skbs);
 }
 
 /* Is the first held request the one expected now? */
@@ -1280,7 +1260,7 @@ static struct sk_buff *sroce_resp_held_next(struct sroce_qp *qp)
 
 		if (diff > 0)
 			break;
-		sroce_resp_unhold(qp, skb);
+		sroce_held_unlink(&resp->held, &qp->sdev->resp_held_skbs, skb);
 		if (!diff)
 			return skb;
 		sroce_pkt_consume(skb);
