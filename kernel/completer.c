@@ -334,8 +334,9 @@ static bool sroce_comp_hold(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
 }
 
 /*
- * @skb, at comp.psn, fills the gap before the held responses.  If it is
- * the original response, not a replay we asked for, the path reordered
+ * @skb, at comp.psn, filled the gap before the held responses (it was
+ * checked and used, and the held ones are not run yet).  If it is the
+ * original response, not a replay we asked for, the path reordered
  * (rather than lost) by as many packets as overtook it: be that patient
  * from now on.  A replay starts with READ_RESPONSE_FIRST (or is an ONLY,
  * the answer to a probe), so a MIDDLE or LAST can only be the original;
@@ -347,11 +348,15 @@ static void sroce_comp_learn(struct sroce_qp *qp, struct sk_buff *skb)
 	u32 depth = skb_queue_len(&comp->held);
 	u8 opcode = SROCE_PKT(skb)->opcode;
 
-	if (!depth || sroce_opcodes[opcode].kind != SROCE_OPK_READ_RESP ||
+	if (depth < comp->patience ||
+	    comp->patience >= SROCE_COMP_PATIENCE_MAX ||
+	    sroce_opcodes[opcode].kind != SROCE_OPK_READ_RESP ||
 	    (sroce_opcodes[opcode].flags & SROCE_OPF_FIRST))
 		return;
-	comp->patience = clamp_t(u32, depth + 1, comp->patience,
-				 SROCE_COMP_PATIENCE_MAX);
+	/* WRITE_ONCE: restrack reads it without the lock. */
+	WRITE_ONCE(comp->patience, min_t(u32, depth + 1,
+					 SROCE_COMP_PATIENCE_MAX));
+	atomic64_inc(&qp->sdev->stats.comp_patience_raised);
 }
 
 /*
@@ -606,11 +611,15 @@ void sroce_completer_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 
 	spin_lock_bh(&req->lock);
 	if (sroce_qp_is_reliable(qp) && sroce_comp_accept(qp, skb, psn)) {
-		if (psn == qp->comp.psn)
-			sroce_comp_learn(qp, skb);
+		bool expected = psn == qp->comp.psn;
+
 		sroce_comp_dispatch(qp, &ctx, skb, psn);
-		if (ctx.progress)
+		if (ctx.progress) {
+			/* Only from a response that was checked and used. */
+			if (expected)
+				sroce_comp_learn(qp, skb);
 			sroce_comp_held_run(qp, &ctx);
+		}
 	}
 	if (ctx.progress && !req->error)
 		sroce_req_acked(qp);
@@ -638,5 +647,5 @@ void sroce_completer_reset(struct sroce_qp *qp)
 	sroce_completer_drop_held(qp);
 	qp->comp.psn = 0;
 	qp->comp.retry_started = false;
-	qp->comp.patience = SROCE_COMP_PATIENCE_MIN;
+	WRITE_ONCE(qp->comp.patience, SROCE_COMP_PATIENCE_MIN);
 }

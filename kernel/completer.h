@@ -38,7 +38,10 @@ struct sroce_completer {
 	 * the gap fills (sroce_comp_hold()).
 	 */
 	struct sk_buff_head held;
-	u32 patience;		/* held responses before a go-back-N */
+	u32 patience;		/* held responses before a go-back-N
+				 * (written under req.lock, read by
+				 * restrack without it)
+				 */
 };
 
 /*
@@ -52,7 +55,8 @@ struct sroce_completer {
  * duplicate-ACK threshold: a lost response costs three packet times more
  * than a go-back-N at once) and grows, up to SROCE_COMP_PATIENCE_MAX, to
  * the deepest reordering the path showed (a gap filled by the original
- * response, sroce_comp_learn()).
+ * response, once it was checked and used, sroce_comp_learn(); counted in
+ * comp_patience_raised, shown as read_resp_patience by restrack).
  */
 #define SROCE_COMP_HELD_SPAN		256
 #define SROCE_COMP_PATIENCE_MIN		3

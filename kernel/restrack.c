@@ -75,7 +75,9 @@ static int sroce_fill_qp_requester(struct sk_buff *msg, struct sroce_qp *qp)
 	    sroce_put_u32(msg, "srtt_us", READ_ONCE(req->srtt_us)) ||
 	    sroce_put_u32(msg, "rttvar_us", READ_ONCE(req->rttvar_us)) ||
 	    sroce_put_u32(msg, "read_resp_held",
-			  skb_queue_len_lockless(&qp->comp.held)))
+			  skb_queue_len_lockless(&qp->comp.held)) ||
+	    sroce_put_u32(msg, "read_resp_patience",
+			  READ_ONCE(qp->comp.patience)))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -142,6 +142,7 @@ struct sroce_stats {
 	/* completer.c */
 	atomic64_t comp_out_of_order;
 	atomic64_t comp_held;		/* READ responses past a gap, kept */
+	atomic64_t comp_patience_raised; /* a QP learned deeper reordering */
 	atomic64_t comp_naks_seq;
 	atomic64_t comp_naks_fatal;
 	atomic64_t comp_rnr_naks;

@@ -44,6 +44,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	SROCE_STAT(cc_rate_cuts),
 	SROCE_STAT(comp_out_of_order),
 	SROCE_STAT(comp_held),
+	SROCE_STAT(comp_patience_raised),
 	SROCE_STAT(comp_naks_seq),
 	SROCE_STAT(comp_naks_fatal),
 	SROCE_STAT(comp_rnr_naks),

@@ -101,7 +101,8 @@ goodput() {
 
 # what each case prints, summed over both devices, as deltas
 shown=(req_retransmits req_probes req_timeouts comp_naks_seq comp_out_of_order
-       comp_held resp_seq_naks resp_held resp_duplicates resp_dropped rx_bad_icrc)
+       comp_held comp_patience_raised resp_seq_naks resp_held resp_duplicates
+       resp_dropped rx_bad_icrc)
 declare -A base
 
 # KEY | NAME | netem arguments | counters that must have moved (their sum)
