@@ -243,9 +243,10 @@ res_has() {
 	diag "$out"
 	return 1
 }
-res_has "rdma resource show qp -dd: sequence, window, rings, retries" qp \
+res_has "rdma resource show qp -dd: sequence, window, rings, retries, held packets" qp \
 	ibv_rc_pingpong RTS -- next_psn max_psn unacked_psn unacked expected_psn msn \
-	sq_size sq_posted sq_inflight rq_size rq_posted retries_left rnr_retries_left timeout_ms
+	sq_size sq_posted sq_inflight rq_size rq_posted retries_left rnr_retries_left timeout_ms \
+	held read_resp_held "read_resp_patience 3"
 res_has "rdma resource show cq -dd: size and occupancy" cq ibv_rc_pingpong -- size used overflowed armed
 res_has "rdma resource show mr -dd: type, access, pages" mr ibv_rc_pingpong -- "type user" access valid pages
 check "rdma resource show pd lists the program's PD" \
