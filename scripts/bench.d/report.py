@@ -74,7 +74,12 @@ def ratio_text(r):
 
 
 def rows(data):
-    """[(mtu, figure, unit, sroce_text, rxe_text, ratio_text, tcp_text, sroce, rxe)]"""
+    """[(mtu, figure, unit, sroce_text, rxe_text, ratio_text, sockets_text, sroce, rxe)]
+
+    The sockets column is what the kernel's own sockets do on the sroce veth
+    path: TCP (iperf3) for bandwidth, UDP (sockperf, one 64 B datagram per
+    message) for the 1-QP message rate and the send and write latency.
+    """
     out = []
     mtus = sorted({k[0] for k in data})
     for mtu in mtus:
@@ -82,26 +87,31 @@ def rows(data):
         figs = []
         for test in ('send_bw', 'write_bw', 'read_bw'):
             for s in sizes:
-                figs.append((f'{test[:-3]} bw {size_name(s)}', 'MB/s', test, s, 1, 'MBps', True))
+                figs.append((f'{test[:-3]} bw {size_name(s)}', 'MB/s', test, s, 1, 'MBps',
+                             ('tcp', 'tcp', s, 1, 'MBps')))
         for test in ('send_bw', 'write_bw'):
             for q in (1, 4):
                 if (mtu, 'sroce', test, 64, q, 'kmsgps') in data:
-                    figs.append((f'{test[:-3]} msg rate 64 B, {q} QP', 'kmsg/s', test, 64, q, 'kmsgps', False))
+                    udp = ('udp', 'udp', 64, 1, 'kmsgps') if q == 1 else None
+                    figs.append((f'{test[:-3]} msg rate 64 B, {q} QP', 'kmsg/s', test, 64, q, 'kmsgps', udp))
         for test in ('send_lat', 'write_lat', 'read_lat'):
             for metric, what in (('typ_us', 'typical'), ('p99_us', '99%')):
-                figs.append((f'{test[:-4]} lat 64 B {what}', 'us', test, 64, 1, metric, False))
+                # sockperf, like perftest's send and write latency, reports
+                # half the round trip; ib_read_lat reports all of it
+                udp = ('udp', 'udp', 64, 1, metric) if test != 'read_lat' else None
+                figs.append((f'{test[:-4]} lat 64 B {what}', 'us', test, 64, 1, metric, udp))
         if (mtu, 'sroce', 'write_bw', 65536, 1, 'lossMBps') in data:
-            figs.append(('write bw 64 KiB, 1% loss', 'MB/s', 'write_bw', 65536, 1, 'lossMBps', False))
-        for name, unit, test, s, q, metric, tcp in figs:
+            figs.append(('write bw 64 KiB, 1% loss', 'MB/s', 'write_bw', 65536, 1, 'lossMBps', None))
+        for name, unit, test, s, q, metric, sockets in figs:
             sv, st = median(data, (mtu, 'sroce', test, s, q, metric))
             rv, rt = median(data, (mtu, 'rxe', test, s, q, metric))
             ratio = ratio_text(sv / rv) if sv is not None and rv else '-'
-            tt = median(data, (mtu, 'tcp', 'tcp', s, 1, 'MBps'))[1] if tcp else ''
+            tt = median(data, (mtu,) + sockets)[1] if sockets else ''
             out.append((mtu, name, unit, st, rt, ratio, tt, sv, rv))
     return out
 
 
-HEAD = ('RoCE MTU', 'figure', 'unit', 'sroce', 'rxe', 'sroce/rxe', 'TCP')
+HEAD = ('RoCE MTU', 'figure', 'unit', 'sroce', 'rxe', 'sroce/rxe', 'TCP/UDP')
 
 
 def table_text(rs):
@@ -131,7 +141,7 @@ def table_rst(rs):
 def write_csv(rs, data, path):
     with open(path, 'w', newline='') as f:
         w = csv.writer(f)
-        w.writerow(['roce_mtu', 'figure', 'unit', 'sroce', 'rxe', 'sroce_over_rxe', 'tcp'])
+        w.writerow(['roce_mtu', 'figure', 'unit', 'sroce', 'rxe', 'sroce_over_rxe', 'tcp_or_udp'])
         for r in rs:
             w.writerow(list(r[:7]))
 
@@ -217,7 +227,7 @@ def update_readme(path, rs, meta):
     if README_BEGIN not in text or README_END not in text:
         print(f'report: {path} has no bench markers', file=sys.stderr)
         return False
-    lines = ['| RoCE MTU | figure | unit | sroce | rdma_rxe | sroce/rxe | TCP |',
+    lines = ['| RoCE MTU | figure | unit | sroce | rdma_rxe | sroce/rxe | TCP/UDP |',
              '| --- | --- | --- | ---: | ---: | ---: | ---: |']
     for r in rs:
         if r[1] in README_FIGS:
@@ -260,6 +270,8 @@ def main():
     print(desc)
     print('Bandwidth MB/s = MiB/s (perftest BW average); ratio > 1 means sroce is '
           'faster for MB/s and kmsg/s, slower for latency.  "(2/3)" = only 2 of 3 runs succeeded.')
+    print('TCP/UDP: the kernel\'s sockets on the sroce veth path (bandwidth: iperf3 TCP; 1-QP '
+          'message rate, send and write latency: sockperf, 64 B UDP, half the round trip).')
     print()
     print(table_text(rs))
     fl = failures(data)
@@ -272,8 +284,11 @@ def main():
     if chart(data, a.png):
         print(f'wrote {a.png}')
     if a.doc:
-        rdesc = desc + '\n\nMB/s means MiB/s (perftest\'s "BW average"); TCP is one iperf3 stream ' \
-            'writing messages of the same size on the sroce veth path; a ratio above 1 means sroce ' \
+        rdesc = desc + '\n\nMB/s means MiB/s (perftest\'s "BW average"); TCP/UDP is what the ' \
+            'kernel\'s own sockets do on the sroce veth path: for bandwidth one iperf3 TCP stream ' \
+            'writing messages of the same size, for the 1-QP message rate and the send and write ' \
+            'latency sockperf with 64 B UDP datagrams (one sender; half the round trip, as ' \
+            'perftest reports it); a ratio above 1 means sroce ' \
             'is faster for MB/s and kmsg/s and slower for latency.  FAIL: perftest exited non-zero ' \
             'or hung; "(2/3)": only that many runs succeeded.'
         if fl:
