@@ -17,6 +17,7 @@
 #include "mr.h"
 #include "mw.h"
 #include "net.h"
+#include "rx_hook.h"
 #include "qp.h"
 #include "srq.h"
 
@@ -140,6 +141,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 {
 	struct sroce_dev *sdev = to_sdev(ibdev);
 
+	sroce_rx_hook_detach(sdev);
 	WARN_ON(!xa_empty(&sdev->mr_xa));
 	xa_destroy(&sdev->mr_xa);
 	WARN_ON(!xa_empty(&sdev->qp_xa));
@@ -406,6 +408,7 @@ static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 		goto err_dealloc;
 	}
 
+	sroce_rx_hook_attach(sdev);
 	ibdev_info(ibdev, "attached to %s, active MTU %d\n", netdev_name(ndev),
 		   ib_mtu_enum_to_int(sroce_active_mtu(READ_ONCE(ndev->mtu))));
 	return 0;

@@ -34,6 +34,7 @@
 #include "net.h"
 #include "requester.h"
 #include "responder.h"
+#include "rx_hook.h"
 #include "sroce.h"
 
 static int sroce_newlink(const char *ibdev_name, struct net_device *ndev)
@@ -62,6 +63,7 @@ static int sroce_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_UNREGISTER:
 		ibdev_info(ibdev, "%s is going away, removing the device\n",
 			   netdev_name(ndev));
+		sroce_rx_hook_detach_locked(sdev);
 		ib_unregister_device_queued(ibdev);
 		break;
 	case NETDEV_UP:

@@ -114,6 +114,7 @@ struct sroce_net;
 struct sroce_stats {
 	/* recv.c */
 	atomic64_t rx_packets;
+	atomic64_t rx_hooked;		/* of those, taken before the IP stack */
 	atomic64_t rx_bytes;
 	atomic64_t rx_dropped;		/* sum of the reasons below */
 	atomic64_t rx_bad_header;
@@ -174,6 +175,7 @@ struct sroce_dev {
 	struct ib_device ibdev;		/* first: ib_alloc_device() */
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
+	bool rx_hooked;			/* rx_handler on ndev: rx_hook.c */
 	struct sroce_net *snet;
 	struct ib_device_attr attr;	/* constant after newlink */
 

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * rx_hook.c - RoCEv2 packets taken off the netdev before the IP stack.
+ *
+ * By default a packet reaches sroce the way it reaches rdma_rxe: through
+ * ip_rcv(), the receive route lookup, netfilter's INPUT hooks, the UDP
+ * socket lookup and the tunnel socket's encap_rcv (net.c).  With the module
+ * parameter fast_rx set when a device is created, its netdev gets an
+ * rx_handler instead, as a RoCE NIC takes RoCE packets off the wire: a
+ * unicast IPv4 datagram to UDP port 4791 and one of the netdev's own
+ * addresses, without IP options or fragmentation and with no UDP checksum
+ * (RoCEv2 senders send none), goes straight to sroce_rcv(); anything else,
+ * IPv6 and VLAN-tagged traffic included, goes on to the IP stack as before.
+ * The IP header is checked here as ip_rcv() would (version, length,
+ * checksum); sroce_rcv() checks the rest.
+ *
+ * What it costs: netfilter never sees the RoCE packets the hook takes (as
+ * with a RoCE NIC), and a netdev has one rx_handler, so while the hook is
+ * attached the netdev cannot become a bridge, bond or team port or the
+ * lower device of a macvlan or ipvlan (those fail with EBUSY); a netdev
+ * that already has an rx_handler keeps it and the device uses the socket
+ * path.  Hence off by default.  Packet capture (tcpdump) still sees every
+ * packet: taps run before the rx_handler.
+ *
+ * Lifetime: rx_handler_data points at the sroce_dev; the hook is removed
+ * under RTNL when the netdev unregisters or, at the latest, in
+ * dealloc_driver before the device's tables are destroyed, and
+ * netdev_rx_handler_unregister() waits for running handlers.  Each packet
+ * takes a device reference, as the socket path does, so nothing reaches a
+ * device being unregistered.
+ */
+#include <linux/inetdevice.h>
+#include <linux/netdevice.h>
+#include <net/ip.h>
+#include <net/udp_tunnel.h>
+
+#include "sroce.h"
+#include "net.h"
+#include "rx_hook.h"
+
+static bool fast_rx;
+module_param(fast_rx, bool, 0644);
+MODULE_PARM_DESC(fast_rx,
+		 "take RoCEv2 packets off the netdev before the IP stack, for devices created while set (default off; see Documentation/admin-guide.rst)");
+
+/* Is @daddr one of @ndev's IPv4 addresses?  (A netdev has a few.) */
+static bool sroce_rx_hook_for_us(struct net_device *ndev, __be32 daddr)
+{
+	struct in_device *in_dev = __in_dev_get_rcu(ndev);
+	const struct in_ifaddr *ifa;
+
+	if (!in_dev)
+		return false;
+	in_dev_for_each_ifa_rcu(ifa, in_dev)
+		if (ifa->ifa_local == daddr)
+			return true;
+	return false;
+}
+
+/* A packet the hook may take, or false to leave it to the IP stack. */
+static bool sroce_rx_hook_wants(struct sk_buff *skb)
+{
+	const struct udphdr *uh;
+	const struct iphdr *iph;
+	unsigned int len;
+
+	if (skb->protocol != htons(ETH_P_IP) || skb->pkt_type != PACKET_HOST)
+		return false;
+	if (!pskb_may_pull(skb, sizeof(*iph) + sizeof(*uh)))
+		return false;
+	iph = ip_hdr(skb);
+	uh = (const struct udphdr *)(iph + 1);
+	if (iph->version != 4 || iph->ihl != 5 ||
+	    iph->protocol != IPPROTO_UDP || ip_is_fragment(iph) ||
+	    uh->dest != htons(ROCE_V2_UDP_DPORT) || uh->check)
+		return false;
+	len = ntohs(iph->tot_len);
+	if (len > skb->len || ntohs(uh->len) != len - sizeof(*iph))
+		return false;
+	if (ip_fast_csum(iph, iph->ihl))
+		return false;
+	return sroce_rx_hook_for_us(skb->dev, iph->daddr);
+}
+
+static rx_handler_result_t sroce_rx_hook(struct sk_buff **pskb)
+{
+	struct sk_buff *skb = *pskb;
+	struct sroce_dev *sdev;
+
+	if (!sroce_rx_hook_wants(skb))
+		return RX_HANDLER_PASS;
+	sdev = rcu_dereference(skb->dev->rx_handler_data);
+	if (!ib_device_try_get(&sdev->ibdev))
+		return RX_HANDLER_PASS;		/* going away: as without us */
+
+	/* A tap (tcpdump) may share the skb: ours to change from here on. */
+	skb = skb_share_check(skb, GFP_ATOMIC);
+	if (!skb)
+		goto out;
+	/* As ip_rcv() does: the sender's socket has no say here. */
+	skb_orphan(skb);
+	if (pskb_trim_rcsum(skb, ntohs(ip_hdr(skb)->tot_len))) {
+		kfree_skb(skb);
+		goto out;
+	}
+	__skb_pull(skb, sizeof(struct iphdr));
+	skb_reset_transport_header(skb);
+	atomic64_inc(&sdev->stats.rx_hooked);
+	sroce_rcv(sdev, skb);
+out:
+	ib_device_put(&sdev->ibdev);
+	return RX_HANDLER_CONSUMED;
+}
+
+void sroce_rx_hook_attach(struct sroce_dev *sdev)
+{
+	int err;
+
+	if (!READ_ONCE(fast_rx))
+		return;
+	rtnl_lock();
+	err = netdev_rx_handler_register(sdev->ndev, sroce_rx_hook, sdev);
+	sdev->rx_hooked = !err;
+	rtnl_unlock();
+	if (err)
+		ibdev_info(&sdev->ibdev,
+			   "fast_rx: %s already has a receive handler (bridge, bond, macvlan...): using the socket path\n",
+			   netdev_name(sdev->ndev));
+}
+
+void sroce_rx_hook_detach_locked(struct sroce_dev *sdev)
+{
+	ASSERT_RTNL();
+	if (!sdev->rx_hooked)
+		return;
+	netdev_rx_handler_unregister(sdev->ndev);
+	sdev->rx_hooked = false;
+}
+
+void sroce_rx_hook_detach(struct sroce_dev *sdev)
+{
+	/* Set only at creation; cleared under RTNL: recheck there. */
+	if (!READ_ONCE(sdev->rx_hooked))
+		return;
+	rtnl_lock();
+	sroce_rx_hook_detach_locked(sdev);
+	rtnl_unlock();
+}
