@@ -271,6 +271,12 @@ provider_lib() {
 
 # sroce_load [PARAM=VALUE...]: load the module under test (and, for rxe,
 # rdma_rxe), with sroce.ko module parameters if given
+# SROCE_FAST_RX=0|1: set sroce's fast_rx parameter (kernel/rx_hook.c) for
+# the devices the test creates
+_sroce_fast_rx() {
+	[[ -z ${SROCE_FAST_RX:-} ]] || echo "$SROCE_FAST_RX" > /sys/module/sroce/parameters/fast_rx
+}
+
 sroce_load() {
 	local ko deps
 	modprobe -a veth ib_uverbs 2>/dev/null
@@ -278,12 +284,12 @@ sroce_load() {
 		modprobe rdma_rxe
 		return
 	fi
-	grep -qw '^sroce' /proc/modules && return 0
+	grep -qw '^sroce' /proc/modules && { _sroce_fast_rx; return; }
 	ko=$(sroce_ko) || { echo "no sroce.ko for $(uname -r) under build/kmod" >&2; return 1; }
 	deps=$(modinfo -F depends "$ko") || return 1
 	[[ -n $deps ]] && modprobe -a ${deps//,/ }
 	# "$@": module parameters (max_qp=N ...), applied only by this load
-	insmod "$ko" "$@"
+	insmod "$ko" "$@" && _sroce_fast_rx
 }
 
 sroce_unload() {

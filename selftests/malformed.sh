@@ -15,6 +15,8 @@
 #   PKTGEN_COUNT   random packets (default 3000, 500 on the debug kernel;
 #                  SELFTEST_LONG=1: 50000)
 #   PKTGEN_SEED    seed of the random packets (default: time; printed)
+#   SROCE_FAST_RX  1: the devices take packets off the netdev before the IP
+#                  stack (kernel/rx_hook.c; fastrx.sh sets it)
 
 . "$(dirname "$0")/lib.sh"
 
@@ -56,6 +58,12 @@ esac
 
 # The device still works for an unmodified program after the storm.
 check "ibv_rc_pingpong after the storm" pingpong_said ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 50 -s 4096 -c
+# fastrx.sh runs this test again with the receive hook on: make sure the
+# forged packets took that path
+if [[ ${SROCE_FAST_RX:-0} == 1 ]]; then
+	hooked=$(port_attr $DEV_A hw_counters/rx_hooked) rx=$(port_attr $DEV_A hw_counters/rx_packets)
+	check_eq "$DEV_A received every packet through the receive hook (rx_hooked $hooked)" "$rx" "$hooked"
+fi
 diag "rdma statistic: $(rdma statistic show link $DEV_A/1 | tr -s ' ' | cut -c1-600)"
 topo_cleanup
 check_dmesg_clean "kernel log clean"

@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# fastrx.sh: the receive hook (module parameter fast_rx, kernel/rx_hook.c),
+# which takes RoCEv2 packets off the netdev before the IP stack.
+#   1. malformed.sh again with the hook on: every forged packet moves the
+#      same counters and leaves the QPs in the same states as through the
+#      socket path (its own KTAP is passed through as diagnostics).
+#   2. topology (a) with the hook: rc_verbs' data tests across the pair
+#      (data checked byte for byte); every packet each device received was
+#      taken by the hook (rx_hooked == rx_packets), and the UDP layer of
+#      neither namespace saw a datagram.
+#   3. while hooked, the netdev's rx_handler is taken (a macvlan on it fails
+#      with EBUSY); after `rdma link delete` it is free again.
+#   4. a netdev that already has an rx_handler (a macvlan on it): the device
+#      uses the socket path (rx_hooked stays 0), data as before.
+#   5. the netdev goes away while hooked: the device goes with it.
+
+. "$(dirname "$0")/lib.sh"
+
+RC=$TOP/build/selftests/rc_verbs
+PARAM=/sys/module/sroce/parameters/fast_rx
+DATA_TESTS=send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB,read_sizes,psn_wraparound
+
+[[ $SROCE_DRIVER == sroce ]] || skip_all "sroce-specific (module parameter fast_rx)"
+sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
+lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
+export RDMAV_DRIVERS=$lib
+[[ -x $RC && $RC -nt $ST_DIR/rc_verbs.c ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
+	skip_all "cannot build $RC (make -C selftests)"
+modprobe macvlan 2>/dev/null
+
+trap 'ip link del fastrx_mv 2>/dev/null; topo_cleanup; sroce_unload' EXIT
+dmesg_mark
+
+# 1. malformed.sh through the hook (it loads and unloads the module itself)
+out=$(SROCE_FAST_RX=1 timeout "$(scaled 200)" bash "$ST_DIR/malformed.sh" 2>&1)
+rc=$?
+diag "$out"
+case $rc in
+0) ok "malformed.sh with fast_rx=1" ;;
+4) skip "malformed.sh with fast_rx=1" "$(grep -m1 SKIP <<< "$out")" ;;
+*) not_ok "malformed.sh with fast_rx=1 # exit $rc"
+   diag "failed: $(grep '^not ok' <<< "$out" | tr '\n' ';')" ;;
+esac
+
+sroce_load || { not_ok "load the module"; finish; }
+[[ -w $PARAM ]] || { not_ok "$PARAM exists"; finish; }
+
+udp_in() { in_ns "$1" awk '/^Udp:/ && $2 ~ /^[0-9]+$/ { print $2 }' /proc/net/snmp; }
+ctr() { port_attr "$1" "hw_counters/$2"; }
+
+# data_run LABEL: rc_verbs' data tests DEV_A -> DEV_B; the counter deltas
+# in D[dev:counter] and D[ns:udp]
+declare -A D
+data_run() {
+	local label=$1 ga gb out rc=0 d c
+	declare -A before
+	ga=$(gid_index $DEV_A $IP4_A) gb=$(gid_index $DEV_B $IP4_B)
+	for d in $DEV_A $DEV_B; do
+		for c in rx_packets rx_hooked; do before[$d:$c]=$(ctr $d $c); done
+	done
+	before[a:udp]=$(udp_in $NS_A) before[b:udp]=$(udp_in $NS_B)
+	out=$(in_ns $NS_A timeout "$(scaled 120)" "$RC" -d $DEV_A -g "$ga" -D $DEV_B -G "$gb" -t $DATA_TESTS 2>&1) || rc=$?
+	diag "$out"
+	check "rc_verbs data tests, $label" test $rc = 0
+	for d in $DEV_A $DEV_B; do
+		for c in rx_packets rx_hooked; do D[$d:$c]=$(( $(ctr $d $c) - ${before[$d:$c]} )); done
+	done
+	D[a:udp]=$(( $(udp_in $NS_A) - ${before[a:udp]} ))
+	D[b:udp]=$(( $(udp_in $NS_B) - ${before[b:udp]} ))
+	diag "$label: $DEV_A rx $((D[$DEV_A:rx_packets])) hooked $((D[$DEV_A:rx_hooked])), $DEV_B rx $((D[$DEV_B:rx_packets])) hooked $((D[$DEV_B:rx_hooked])); UDP datagrams $NS_A $((D[a:udp])) $NS_B $((D[b:udp]))"
+}
+
+# 2. the hook takes every packet
+echo 1 > $PARAM
+if topo_pair 2>/tmp/topo.err; then
+	ok "topology (a) with fast_rx=1"
+	data_run "fast_rx=1"
+	for d in $DEV_A $DEV_B; do
+		check "$d received packets" test "${D[$d:rx_packets]}" -gt 100
+		check_eq "$d: every packet taken by the hook (rx_hooked == rx_packets)" \
+			"${D[$d:rx_hooked]}" "${D[$d:rx_packets]}"
+	done
+	check_eq "UDP layer of $NS_A saw no datagram" "${D[a:udp]}" 0
+	check_eq "UDP layer of $NS_B saw no datagram" "${D[b:udp]}" 0
+
+	# 3. the rx_handler is taken while hooked, free after link delete
+	check_fails "macvlan on hooked $VETH_B is refused" "busy" \
+		in_ns $NS_B ip link add fastrx_mv link $VETH_B type macvlan
+	in_ns $NS_B rdma link delete $DEV_B
+	wait_until 10 ibdev_gone $DEV_B
+	check "macvlan on $VETH_B after rdma link delete" \
+		in_ns $NS_B ip link add fastrx_mv link $VETH_B type macvlan
+
+	# 4. with the rx_handler taken, the device falls back to the socket path
+	check "re-add $DEV_B on $VETH_B (macvlan holds the rx_handler)" \
+		in_ns $NS_B rdma link add $DEV_B type sroce netdev $VETH_B
+	wait_until 10 [ "$(port_state $DEV_B)" = ACTIVE ]
+	data_run "fast_rx=1, $DEV_B not hooked"
+	check_eq "$DEV_B: no packet taken by the hook" "${D[$DEV_B:rx_hooked]}" 0
+	check "$DEV_B's packets came through the UDP socket" test "${D[b:udp]}" -ge "${D[$DEV_B:rx_packets]}"
+	check_eq "$DEV_A: still every packet hooked" "${D[$DEV_A:rx_hooked]}" "${D[$DEV_A:rx_packets]}"
+	in_ns $NS_B ip link del fastrx_mv
+
+	# 5. the netdev goes away under a hooked device
+	in_ns $NS_A ip link del $VETH_A
+	check "$DEV_A removed with its netdev" wait_until 10 ibdev_gone $DEV_A
+else
+	not_ok "topology (a) with fast_rx=1"
+	diag "$(< /tmp/topo.err)"
+fi
+echo 0 > $PARAM
+topo_cleanup
+
+check_dmesg_clean "kernel log clean"
+finish
