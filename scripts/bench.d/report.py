@@ -263,6 +263,8 @@ def main():
     rs = rows(data)
     runs = meta.get('runs', '?')
     built = f' (module built {meta["module"]})' if 'module' in meta else ''
+    if meta.get('fast_rx') == '1':
+        built += ', sroce with fast_rx=1 (receive hook)'
     desc = (f'Guest kernel {meta.get("kernel", "?")}, TCG, 2 vCPUs; median of {runs} run(s); '
             f'sroce commit {meta.get("commit", "?")}{built}, run {meta.get("date", "?")}; '
             f'{meta.get("host", "")}.')
