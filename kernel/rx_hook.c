@@ -66,6 +66,14 @@ static bool sroce_rx_hook_wants(struct sk_buff *skb)
 
 	if (skb->protocol != htons(ETH_P_IP) || skb->pkt_type != PACKET_HOST)
 		return false;
+	/*
+	 * A tag the core has not matched to a VLAN netdev yet (it marks such
+	 * packets as not for this host only after the rx_handler ran), and a
+	 * GRO aggregate of several datagrams (the UDP socket splits those):
+	 * both are the IP stack's.
+	 */
+	if (skb_vlan_tag_present(skb) || skb_is_gso(skb))
+		return false;
 	if (!pskb_may_pull(skb, sizeof(*iph) + sizeof(*uh)))
 		return false;
 	iph = ip_hdr(skb);
