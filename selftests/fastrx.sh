@@ -20,7 +20,11 @@
 
 RC=$TOP/build/selftests/rc_verbs
 PARAM=/sys/module/sroce/parameters/fast_rx
-DATA_TESTS=send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB,read_sizes,psn_wraparound
+# On the debug kernel a 1 MiB READ outlasts rc_verbs' ACK timeout (with or
+# without the hook: timeouts and resends either way), and its retry budget
+# may run out: the READs are left to the regular kernel there.
+DATA_TESTS=$(debug_size send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB,read_sizes,psn_wraparound \
+	send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB,psn_wraparound)
 
 [[ $SROCE_DRIVER == sroce ]] || skip_all "sroce-specific (module parameter fast_rx)"
 sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
