@@ -399,6 +399,12 @@ static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 		goto err_dealloc;
 	}
 
+	/*
+	 * Before registering: once registered, a netdev unregistration may
+	 * free the device at any time (rx_hook.c).
+	 */
+	sroce_rx_hook_attach(sdev);
+
 	/* No DMA device: the core then uses virtual addresses as DMA addresses. */
 	err = ib_register_device(ibdev, ibdev_name, NULL);
 	if (err) {
@@ -408,7 +414,6 @@ static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 		goto err_dealloc;
 	}
 
-	sroce_rx_hook_attach(sdev);
 	ibdev_info(ibdev, "attached to %s, active MTU %d\n", netdev_name(ndev),
 		   ib_mtu_enum_to_int(sroce_active_mtu(READ_ONCE(ndev->mtu))));
 	return 0;

@@ -22,12 +22,14 @@
  * path.  Hence off by default.  Packet capture (tcpdump) still sees every
  * packet: taps run before the rx_handler.
  *
- * Lifetime: rx_handler_data points at the sroce_dev; the hook is removed
- * under RTNL when the netdev unregisters or, at the latest, in
- * dealloc_driver before the device's tables are destroyed, and
+ * Lifetime: rx_handler_data points at the sroce_dev.  The hook is attached
+ * before ib_register_device(), while nothing else can reach the device (a
+ * packet meanwhile finds it unregistered and goes on to the IP stack), and
+ * removed under RTNL when the netdev unregisters or, at the latest, in
+ * dealloc_driver before the device's tables are destroyed;
  * netdev_rx_handler_unregister() waits for running handlers.  Each packet
  * takes a device reference, as the socket path does, so nothing reaches a
- * device being unregistered.
+ * device that is not (or no longer) registered.
  */
 #include <linux/inetdevice.h>
 #include <linux/netdevice.h>
@@ -131,9 +133,8 @@ void sroce_rx_hook_attach(struct sroce_dev *sdev)
 	sdev->rx_hooked = !err;
 	rtnl_unlock();
 	if (err)
-		ibdev_info(&sdev->ibdev,
-			   "fast_rx: %s already has a receive handler (bridge, bond, macvlan...): using the socket path\n",
-			   netdev_name(sdev->ndev));
+		pr_info("%s: fast_rx: %s already has a receive handler (bridge, bond, macvlan...): using the socket path\n",
+			SROCE_DRV_NAME, netdev_name(sdev->ndev));
 }
 
 void sroce_rx_hook_detach_locked(struct sroce_dev *sdev)

@@ -10,7 +10,7 @@
 
 struct sroce_dev;
 
-/* After ib_register_device(); takes RTNL.  No hook if fast_rx is off. */
+/* Before ib_register_device(); takes RTNL.  No hook if fast_rx is off. */
 void sroce_rx_hook_attach(struct sroce_dev *sdev);
 /* The netdev is going away (NETDEV_UNREGISTER, RTNL held). */
 void sroce_rx_hook_detach_locked(struct sroce_dev *sdev);
