@@ -269,14 +269,14 @@ provider_lib() {
 	echo "$TOP/build/provider/libsroce"
 }
 
-# sroce_load [PARAM=VALUE...]: load the module under test (and, for rxe,
-# rdma_rxe), with sroce.ko module parameters if given
 # SROCE_FAST_RX=0|1: set sroce's fast_rx parameter (kernel/rx_hook.c) for
 # the devices the test creates
 _sroce_fast_rx() {
 	[[ -z ${SROCE_FAST_RX:-} ]] || echo "$SROCE_FAST_RX" > /sys/module/sroce/parameters/fast_rx
 }
 
+# sroce_load [PARAM=VALUE...]: load the module under test (and, for rxe,
+# rdma_rxe), with sroce.ko module parameters if given (and SROCE_FAST_RX)
 sroce_load() {
 	local ko deps
 	modprobe -a veth ib_uverbs 2>/dev/null
