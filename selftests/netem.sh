@@ -150,30 +150,47 @@ jitter|delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_d
 EOF2
 
 # delay: a round trip longer than the probe floor, nothing lost.  Each
-# operation may not time out, its probes must stay under 1 per 1000 packets
-# sent and its resends under 5 % (without the round-trip estimate, in one
-# run: WRITE 3,337 resends and 23 probes for 16,868 packets, SEND 5,953
-# and 67 for 20,054, READ 250 and 50 for 29,200, more than half of them
-# replayed responses).  Resends are not held to zero: netem dequeues from
-# its timer on one CPU and from the sender on another, the veth hands each
-# packet to the backlog of the CPU at hand, and a packet that overtakes
-# another costs a sequence NAK and one resend (seen: 47 NAKs in one run).
+# operation's probes must stay under 1 per 1000 packets sent, and what it
+# sent twice (the requester's resends and the READ responses the
+# responder replayed, as the completer received them again) under 5 % of
+# what the transfer itself needed.  Without the round-trip estimate, in
+# one run: WRITE 3,337 resends and 23 probes for 16,868 packets, SEND
+# 5,953 and 67 for 20,054, READ 250 and 50 for 29,200, more than half of
+# them replayed responses.  Resends are not held to zero: netem dequeues
+# from its timer on one CPU and from the sender on another, the veth
+# hands each packet to the backlog of the CPU at hand, and a packet that
+# overtakes another costs a sequence NAK and one window resent (seen: 47
+# NAKs in one run, 224-286 resends in one run of four).  ACK timeouts
+# are counted but not held to zero: a vCPU the host does not run for a
+# while stops the path for longer than the 67 ms timeout, and then the
+# timeout is right (one vCPU starved to 5 % of a host CPU: 18 timeouts in
+# 800 READs, each resending the 4 outstanding READs); each costs a window,
+# which the 5 % bound still counts.
 if [[ " $cases " == *" delay "* ]]; then
 	netem_both delay 10ms limit 10000
 	for prog in ib_write_bw ib_read_bw ib_send_bw; do
-		sent0=$(sum tx_packets) resent0=$(sum req_retransmits) probes0=$(sum req_probes)
-		timeouts0=$(sum req_timeouts)
+		for n in "${shown[@]}" comp_duplicates tx_packets; do base[$n]=$(sum "$n"); done
 		perftest_pair "delay 10ms: $prog 64 KiB x 200" $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A \
 			$prog -s 65536 -n 200 -m 1024 || continue
-		sent=$(($(sum tx_packets) - sent0)) resent=$(($(sum req_retransmits) - resent0))
-		probes=$(($(sum req_probes) - probes0)) timeouts=$(($(sum req_timeouts) - timeouts0))
-		line="$prog: $resent resends, $probes probes, $timeouts ACK timeouts for $sent packets sent"
-		name="delay 10ms: $prog with no ACK timeout, probes under 0.1 %, resends under 5 %"
-		if ((timeouts == 0 && probes * 1000 <= sent && resent * 20 <= sent)); then
+		declare -A d=()
+		for n in "${shown[@]}" comp_duplicates tx_packets; do
+			d[$n]=$(($(sum "$n") - ${base[$n]}))
+		done
+		sent=${d[tx_packets]} probes=${d[req_probes]}
+		again=$((d[req_retransmits] + d[comp_duplicates]))
+		line="$prog: ${d[req_retransmits]} resends and ${d[comp_duplicates]} replayed"
+		line+=" responses, $probes probes, ${d[req_timeouts]} ACK timeouts for $sent packets sent"
+		name="delay 10ms: $prog: probes under 0.1 %, sent twice under 5 %"
+		if ((probes * 1000 <= sent && again * 20 <= sent - again)); then
 			ok "$name ($line)"
 		else
 			not_ok "$name ($line)"
 		fi
+		line="$prog:"
+		for n in "${shown[@]}"; do
+			line+=" $n ${d[$n]}"
+		done
+		diag "$line"
 	done
 	netem_off
 fi
