@@ -38,15 +38,11 @@ trap 'ip link del fastrx_mv 2>/dev/null; topo_cleanup; sroce_unload' EXIT
 dmesg_mark
 
 # 1. malformed.sh through the hook (it loads and unloads the module itself)
+t0=$EPOCHREALTIME
 out=$(SROCE_FAST_RX=1 timeout "$(scaled 200)" bash "$ST_DIR/malformed.sh" 2>&1)
 rc=$?
 diag "$out"
-case $rc in
-0) ok "malformed.sh with fast_rx=1" ;;
-4) skip "malformed.sh with fast_rx=1" "$(grep -m1 SKIP <<< "$out")" ;;
-*) not_ok "malformed.sh with fast_rx=1 # exit $rc"
-   diag "failed: $(grep '^not ok' <<< "$out" | tr '\n' ';')" ;;
-esac
+sub_verdict "malformed.sh with fast_rx=1" $rc "$out" "$t0"
 
 sroce_load || { not_ok "load the module"; finish; }
 [[ -w $PARAM ]] || { not_ok "$PARAM exists"; finish; }
@@ -58,7 +54,7 @@ ctr() { port_attr "$1" "hw_counters/$2"; }
 # in D[dev:counter] and D[ns:udp]
 declare -A D
 data_run() {
-	local label=$1 ga gb out rc=0 d c
+	local label=$1 ga gb out rc=0 d c t0=$EPOCHREALTIME
 	declare -A before
 	ga=$(gid_index $DEV_A $IP4_A) gb=$(gid_index $DEV_B $IP4_B)
 	for d in $DEV_A $DEV_B; do
@@ -67,7 +63,7 @@ data_run() {
 	before[a:udp]=$(udp_in $NS_A) before[b:udp]=$(udp_in $NS_B)
 	out=$(in_ns $NS_A timeout "$(scaled 120)" "$RC" -d $DEV_A -g "$ga" -D $DEV_B -G "$gb" -t $DATA_TESTS 2>&1) || rc=$?
 	diag "$out"
-	check "rc_verbs data tests, $label" test $rc = 0
+	sub_verdict -n "rc_verbs data tests, $label" $rc "$out" "$t0"
 	for d in $DEV_A $DEV_B; do
 		for c in rx_packets rx_hooked; do D[$d:$c]=$(( $(ctr $d $c) - ${before[$d:$c]} )); done
 	done

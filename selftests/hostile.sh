@@ -37,11 +37,7 @@ rc=0 t0=$EPOCHREALTIME
 ulimit -l unlimited
 out=$(timeout 150 "$HOSTILE" -d $DEV_A -g "$ga" 2>&1) || rc=$?
 diag "$out"
-case $rc in
-0) ok "hostile: every lie answered by its error, no byte out of bounds touched$(_slow "$t0")" ;;
-*) not_ok "hostile$(_slow "$t0") # exit $rc"
-   diag "failed: $(grep '^not ok' <<< "$out" | tr '\n' ';')" ;;
-esac
+sub_verdict -n hostile $rc "$out" "$t0" "every lie answered by its error, no byte out of bounds touched"
 
 check_eq "no user QP, CQ, MR or PD left on $DEV_A" "" \
 	"$({ rdma resource show qp; rdma resource show cq; rdma resource show mr; rdma resource show pd; } |

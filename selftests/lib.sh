@@ -66,6 +66,30 @@ check() {
 	return $rc
 }
 
+# sub_verdict [-n] NAME RC OUTPUT T0 [TEXT]: one line for a program that
+# printed KTAP of its own (OUTPUT, its exit code RC, started at T0,
+# $EPOCHREALTIME): ok NAME (": TEXT" after it if given); exit 4 a skip
+# with the program's own SKIP reason, or, with -n (a program that may not
+# skip here, e.g. on a device the test just created), a failure; anything
+# else not ok with the number and names of its failed lines.
+sub_verdict() {
+	local may_skip=1 name rc out t0 text reason failed
+	[[ $1 == -n ]] && { may_skip=0; shift; }
+	name=$1 rc=$2 out=$3 t0=$4 text=${5:+: $5}
+	reason=$(grep -m1 -o '# SKIP.*' <<< "$out" | sed 's/^# SKIP *//')
+	if [[ $rc == 0 ]]; then
+		ok "$name$text$(_slow "$t0")"
+	elif [[ $rc == 4 && $may_skip == 1 ]]; then
+		skip "$name" "${reason:-all tests skipped}"
+	else
+		failed=$(grep '^not ok' <<< "$out" | tr '\n' ';')
+		not_ok "$name$(_slow "$t0") # exit $rc: $(grep -c '^not ok' <<< "$out") failed"
+		if [[ -n $failed$reason ]]; then
+			diag "${failed:+failed: $failed}${reason:+skipped: $reason}"
+		fi
+	fi
+}
+
 # check_fails NAME REGEX CMD...: passes if CMD exits non-zero and its output
 # (stdout+stderr) matches the extended REGEX (case-insensitive)
 check_fails() {

@@ -78,11 +78,7 @@ rc=0 t0=$EPOCHREALTIME
 ulimit -l unlimited
 out=$(timeout 150 "$LIMITS" "${args[@]}" 2>&1) || rc=$?
 diag "$out"
-case $rc in
-0) ok "limits: every object past the maxima refused cleanly$(_slow "$t0")" ;;
-*) not_ok "limits$(_slow "$t0") # exit $rc"
-   diag "failed: $(grep '^not ok' <<< "$out" | tr '\n' ';')" ;;
-esac
+sub_verdict -n limits $rc "$out" "$t0" "every object past the maxima refused cleanly"
 
 check "ibv_rc_pingpong after the limits" pingpong_said ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 50 -s 4096 -c
 topo_cleanup

@@ -49,12 +49,7 @@ args=(-d $DEV_A -g "$ga" -D $DEV_B -G "$gb" -N /run/netns/$NS_B -n "$count")
 rc=0 t0=$EPOCHREALTIME
 out=$(timeout "$(scaled 150)" "$PKTGEN" "${args[@]}" 2>&1) || rc=$?
 diag "$out"
-case $rc in
-0) ok "pktgen: every malformed packet dropped and counted, QPs as required$(_slow "$t0")" ;;
-4) skip "pktgen" "$(grep -m1 SKIP <<< "$out")" ;;
-*) not_ok "pktgen$(_slow "$t0") # exit $rc: $(grep -c '^not ok' <<< "$out") failed"
-   diag "failed: $(grep '^not ok' <<< "$out" | tr '\n' ';')" ;;
-esac
+sub_verdict pktgen $rc "$out" "$t0" "every malformed packet dropped and counted, QPs as required"
 
 # The device still works for an unmodified program after the storm.
 check "ibv_rc_pingpong after the storm" pingpong_said ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 50 -s 4096 -c

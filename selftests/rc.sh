@@ -39,12 +39,7 @@ rc_suite() {
 	shift 2
 	out=$(in_ns "$ns" timeout 180 "$RC" "$@" 2>&1) || rc=$?
 	diag "$out"
-	case $rc in
-	0) ok "rc_verbs $label$(_slow "$t0")" ;;
-	4) skip "rc_verbs $label" "all tests skipped" ;;
-	*) not_ok "rc_verbs $label$(_slow "$t0") # exit $rc: $(grep -c '^not ok' <<< "$out") failed"
-	   diag "failed: $(grep '^not ok' <<< "$out" | tr '\n' ';')" ;;
-	esac
+	sub_verdict "rc_verbs $label" $rc "$out" "$t0"
 }
 
 # (c) loopback: two QPs of one device

@@ -32,12 +32,7 @@ ud_suite() {
 	shift 2
 	out=$(in_ns "$ns" timeout 180 "$UDV" "$@" 2>&1) || rc=$?
 	diag "$out"
-	case $rc in
-	0) ok "ud_verbs $label$(_slow "$t0")" ;;
-	4) skip "ud_verbs $label" "all tests skipped" ;;
-	*) not_ok "ud_verbs $label$(_slow "$t0") # exit $rc: $(grep -c '^not ok' <<< "$out") failed"
-	   diag "failed: $(grep '^not ok' <<< "$out" | tr '\n' ';')" ;;
-	esac
+	sub_verdict "ud_verbs $label" $rc "$out" "$t0"
 }
 
 # pp NAME PROG SRV_NS SRV_DEV SRV_IP CLI_NS CLI_DEV CLI_IP ARGS...

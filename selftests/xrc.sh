@@ -74,12 +74,7 @@ xrc_suite() {
 	shift 2
 	out=$(in_ns "$ns" timeout "$(scaled 180)" "$XRC" "$@" 2>&1) || rc=$?
 	diag "$out"
-	case $rc in
-	0) ok "xrc_verbs $label$(_slow "$t0")" ;;
-	4) skip "xrc_verbs $label" "all tests skipped" ;;
-	*) not_ok "xrc_verbs $label$(_slow "$t0") # exit $rc: $(grep -c '^not ok' <<< "$out") failed"
-	   diag "failed: $(grep '^not ok' <<< "$out" | tr '\n' ';')" ;;
-	esac
+	sub_verdict "xrc_verbs $label" $rc "$out" "$t0"
 }
 
 bad_srq() { port_attr "$1" hw_counters/resp_xrc_bad_srq; }
