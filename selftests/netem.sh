@@ -150,10 +150,13 @@ jitter|delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_d
 EOF2
 
 # delay: a round trip longer than the probe floor, nothing lost.  Each
-# operation's probes must stay under 1 per 1000 packets sent, and what it
-# sent twice (the requester's resends and the READ responses the
-# responder replayed, as the completer received them again) under 5 % of
-# what the transfer itself needed.  Without the round-trip estimate, in
+# operation's probes must stay under 1 per 1000 packets sent, its resends
+# under 5 % of what the transfer itself needed and the READ responses the
+# responder replayed (as the completer received them again) under 25 %:
+# each READ request resent has up to 64 responses replayed (seen once in
+# about twenty runs here: 25 resends and 1,289 replayed responses, no
+# probe, no timeout), but a run that answers every READ twice (seen once
+# in CI: 26,997 packets for 13,000) fails.  Without the round-trip estimate, in
 # one run: WRITE 3,337 resends and 23 probes for 16,868 packets, SEND
 # 5,953 and 67 for 20,054, READ 250 and 50 for 29,200, more than half of
 # them replayed responses.  Resends are not held to zero: netem dequeues
@@ -165,29 +168,33 @@ EOF2
 # while stops the path for longer than the 67 ms timeout, and then the
 # timeout is right (one vCPU starved to 5 % of a host CPU: 18 timeouts in
 # 800 READs, each resending the 4 outstanding READs); each costs a window,
-# which the 5 % bound still counts.
+# which the bounds still count.
+# Printed too: READ requests for responses still on their way, which the
+# responder let pass (resp_read_in_flight).
+delay_shown=(comp_duplicates tx_packets resp_read_in_flight)
 if [[ " $cases " == *" delay "* ]]; then
 	netem_both delay 10ms limit 10000
 	for prog in ib_write_bw ib_read_bw ib_send_bw; do
-		for n in "${shown[@]}" comp_duplicates tx_packets; do base[$n]=$(sum "$n"); done
+		for n in "${shown[@]}" "${delay_shown[@]}"; do base[$n]=$(sum "$n"); done
 		perftest_pair "delay 10ms: $prog 64 KiB x 200" $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A \
 			$prog -s 65536 -n 200 -m 1024 || continue
 		declare -A d=()
-		for n in "${shown[@]}" comp_duplicates tx_packets; do
+		for n in "${shown[@]}" "${delay_shown[@]}"; do
 			d[$n]=$(($(sum "$n") - ${base[$n]}))
 		done
 		sent=${d[tx_packets]} probes=${d[req_probes]}
-		again=$((d[req_retransmits] + d[comp_duplicates]))
-		line="$prog: ${d[req_retransmits]} resends and ${d[comp_duplicates]} replayed"
-		line+=" responses, $probes probes, ${d[req_timeouts]} ACK timeouts for $sent packets sent"
-		name="delay 10ms: $prog: probes under 0.1 %, sent twice under 5 %"
-		if ((probes * 1000 <= sent && again * 20 <= sent - again)); then
+		resent=${d[req_retransmits]} replayed=${d[comp_duplicates]}
+		need=$((sent - resent - replayed))
+		line="$prog: $resent resends and $replayed replayed responses, $probes probes,"
+		line+=" ${d[req_timeouts]} ACK timeouts for $sent packets sent"
+		name="delay 10ms: $prog: probes under 0.1 %, resends under 5 %, replayed responses under 25 %"
+		if ((probes * 1000 <= sent && resent * 20 <= need && replayed * 4 <= need)); then
 			ok "$name ($line)"
 		else
 			not_ok "$name ($line)"
 		fi
 		line="$prog:"
-		for n in "${shown[@]}"; do
+		for n in "${shown[@]}" "${delay_shown[@]}"; do
 			line+=" $n ${d[$n]}"
 		done
 		diag "$line"
