@@ -150,25 +150,23 @@ jitter|delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_d
 EOF2
 
 # delay: a round trip longer than the probe floor, nothing lost.  Each
-# operation's probes must stay under 1 per 1000 packets sent, its resends
-# under 5 % of what the transfer itself needed and the READ responses the
-# responder replayed (as the completer received them again) under 25 %:
-# each READ request resent has up to 64 responses replayed (seen once in
-# about twenty runs here: 25 resends and 1,289 replayed responses, no
-# probe, no timeout), but a run that answers every READ twice (seen once
-# in CI: 26,997 packets for 13,000) fails.  Without the round-trip estimate, in
-# one run: WRITE 3,337 resends and 23 probes for 16,868 packets, SEND
-# 5,953 and 67 for 20,054, READ 250 and 50 for 29,200, more than half of
-# them replayed responses.  Resends are not held to zero: netem dequeues
-# from its timer on one CPU and from the sender on another, the veth
-# hands each packet to the backlog of the CPU at hand, and a packet that
-# overtakes another costs a sequence NAK and one window resent (seen: 47
-# NAKs in one run, 224-286 resends in one run of four).  ACK timeouts
-# are counted but not held to zero: a vCPU the host does not run for a
-# while stops the path for longer than the 67 ms timeout, and then the
-# timeout is right (one vCPU starved to 5 % of a host CPU: 18 timeouts in
-# 800 READs, each resending the 4 outstanding READs); each costs a window,
-# which the bounds still count.
+# operation's probes must stay under 1 per 1000 packets sent, its resends under
+# 5 % of what the transfer itself needed and the READ responses the responder
+# replayed (as the completer received them again) under 25 %: each READ request
+# resent has up to 64 responses replayed (seen once in about twenty runs here:
+# 25 resends and 1,289 replayed responses, no probe, no timeout), but a run that
+# answers every READ twice (seen once in CI: 26,997 packets for 13,000) fails.
+# Without the round-trip estimate, in one run: WRITE 3,337 resends and 23 probes
+# for 16,868 packets, SEND 5,953 and 67 for 20,054, READ 250 and 50 for 29,200,
+# more than half of them replayed responses.  Resends are not held to zero:
+# netem dequeues from its timer on one CPU and from the sender on another, the
+# veth hands each packet to the backlog of the CPU at hand, and a packet that
+# overtakes another costs a sequence NAK and one window resent (seen: 47 NAKs in
+# one run, 224-286 resends in one run of four).  ACK timeouts are counted but
+# not held to zero: a vCPU the host does not run for a while stops the path for
+# longer than the 67 ms timeout, and then the timeout is right (one vCPU starved
+# to 5 % of a host CPU: 18 timeouts in 800 READs, each resending the 4
+# outstanding READs); each costs a window, which the bounds still count.
 # Printed too: READ requests for responses still on their way, which the
 # responder let pass (resp_read_in_flight).
 delay_shown=(comp_duplicates tx_packets resp_read_in_flight)
