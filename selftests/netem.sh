@@ -105,7 +105,12 @@ goodput() {
 shown=(req_retransmits req_probes req_timeouts comp_naks_seq comp_out_of_order
        comp_held comp_patience_raised resp_seq_naks resp_held resp_duplicates
        resp_dropped rx_bad_icrc)
-declare -A base
+# mark NAME...: remember these counters' sums (base); deltas NAME...: how
+# much each grew since (d); delta_line NAME...: "NAME DELTA ..." from d
+declare -A base d
+mark() { local n; for n in "$@"; do base[$n]=$(sum "$n"); done; }
+deltas() { local n; d=(); for n in "$@"; do d[$n]=$(($(sum "$n") - ${base[$n]})); done; }
+delta_line() { local n l=''; for n in "$@"; do l+=" $n ${d[$n]}"; done; echo "${l# }"; }
 
 # KEY | NAME | netem arguments | counters that must have moved (their sum)
 # | counters that must each have moved (each one listed in shown above)
@@ -119,14 +124,15 @@ while IFS='|' read -r key name args moved each; do
 	in_ns $NS_B ping -c 1 -W 2 $IP4_A > /dev/null 2>&1
 	netem_both $args
 	before=$(sum $moved)
-	for n in "${shown[@]}"; do base[$n]=$(sum "$n"); done
+	mark "${shown[@]}"
 	t0=$EPOCHREALTIME rc=0
 	out=$(timeout "$(scaled 150)" "$PKTGEN" -d $DEV_A -g "$ga" -D $DEV_B -G "$gb" -T "$mib" 2>&1) || rc=$?
 	gp=$(goodput "$out")
 	after=$(sum $moved)
+	deltas "${shown[@]}"
 	still=''
 	for n in $each; do
-		(($(sum "$n") > ${base[$n]})) || still+=" $n"
+		((d[$n] > 0)) || still+=" $n"
 	done
 	if [[ $rc == 0 && -z $still ]] && ((after > before)); then
 		ok "$name: $mib MiB verified, $gp MB/s$(_slow "$t0")"
@@ -134,11 +140,7 @@ while IFS='|' read -r key name args moved each; do
 		not_ok "$name: exit $rc, $moved +$((after - before))${still:+, did not move:$still}$(_slow "$t0")"
 	fi
 	diag "$(grep -E '^(not )?ok|^# ' <<< "$out" | head -5)"
-	line="$moved: +$((after - before));"
-	for n in "${shown[@]}"; do
-		line+=" $n $(($(sum "$n") - ${base[$n]}))"
-	done
-	diag "$line"
+	diag "$moved: +$((after - before)); $(delta_line "${shown[@]}")"
 	netem_off
 done <<'EOF2'
 loss1|loss 1%|loss 1%|req_retransmits
@@ -173,13 +175,10 @@ delay_shown=(comp_duplicates tx_packets resp_read_in_flight)
 if [[ " $cases " == *" delay "* ]]; then
 	netem_both delay 10ms limit 10000
 	for prog in ib_write_bw ib_read_bw ib_send_bw; do
-		for n in "${shown[@]}" "${delay_shown[@]}"; do base[$n]=$(sum "$n"); done
+		mark "${shown[@]}" "${delay_shown[@]}"
 		perftest_pair "delay 10ms: $prog 64 KiB x 200" $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A \
 			$prog -s 65536 -n 200 -m 1024 || continue
-		declare -A d=()
-		for n in "${shown[@]}" "${delay_shown[@]}"; do
-			d[$n]=$(($(sum "$n") - ${base[$n]}))
-		done
+		deltas "${shown[@]}" "${delay_shown[@]}"
 		sent=${d[tx_packets]} probes=${d[req_probes]}
 		resent=${d[req_retransmits]} replayed=${d[comp_duplicates]}
 		need=$((sent - resent - replayed))
@@ -191,11 +190,7 @@ if [[ " $cases " == *" delay "* ]]; then
 		else
 			not_ok "$name ($line)"
 		fi
-		line="$prog:"
-		for n in "${shown[@]}" "${delay_shown[@]}"; do
-			line+=" $n ${d[$n]}"
-		done
-		diag "$line"
+		diag "$prog: $(delta_line "${shown[@]}" "${delay_shown[@]}")"
 	done
 	netem_off
 fi
