@@ -76,10 +76,12 @@ sub_verdict() {
 	local may_skip=1 name rc out t0 text reason failed
 	[[ $1 == -n ]] && { may_skip=0; shift; }
 	name=$1 rc=$2 out=$3 t0=$4 text=${5:+: $5}
-	reason=$(grep -m1 -o '# SKIP.*' <<< "$out" | sed 's/^# SKIP *//')
 	if [[ $rc == 0 ]]; then
 		ok "$name$text$(_slow "$t0")"
-	elif [[ $rc == 4 && $may_skip == 1 ]]; then
+		return
+	fi
+	reason=$(grep -m1 -o '# SKIP.*' <<< "$out" | sed 's/^# SKIP *//')
+	if [[ $rc == 4 && $may_skip == 1 ]]; then
 		skip "$name" "${reason:-all tests skipped}"
 	else
 		failed=$(grep '^not ok' <<< "$out" | tr '\n' ';')
