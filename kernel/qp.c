@@ -9,6 +9,7 @@
 #include "ah.h"
 #include "cq.h"
 #include "qp.h"
+#include "sq_poll.h"
 #include "srq.h"
 #include "trace.h"
 
@@ -951,6 +952,9 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	 */
 	if (qp->user && state == IB_QPS_ERR)
 		sroce_rq_flush(qp);
+	/* Or a poller on another CPU runs the requester (sq_poll.c). */
+	if (state == IB_QPS_RTS && sroce_sq_poll_doorbell(qp))
+		return err;
 	sroce_requester_kick(qp);
 	return err;
 }

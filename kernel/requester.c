@@ -55,6 +55,7 @@
 #include "qp.h"
 #include "requester.h"
 #include "ring.h"
+#include "sq_poll.h"
 #include "sroce.h"
 #include "trace.h"
 
@@ -72,11 +73,18 @@ int sroce_requester_module_init(void)
 {
 	sroce_req_wq = alloc_workqueue("sroce_req", WQ_HIGHPRI |
 				       WQ_MEM_RECLAIM, 0);
-	return sroce_req_wq ? 0 : -ENOMEM;
+	if (!sroce_req_wq)
+		return -ENOMEM;
+	if (sroce_sq_poll_module_init()) {
+		destroy_workqueue(sroce_req_wq);
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void sroce_requester_module_exit(void)
 {
+	sroce_sq_poll_module_exit();
 	destroy_workqueue(sroce_req_wq);
 }
 
@@ -1122,6 +1130,7 @@ static void sroce_req_pass(struct sroce_qp *qp)
 	enum sroce_req_step step = SROCE_REQ_SENT;
 	unsigned int budget;
 
+	WRITE_ONCE(req->over_budget, false);
 	if (req->dying)
 		return;
 	/* Another CPU's packets may be on their way: continue there. */
@@ -1160,6 +1169,9 @@ static void sroce_req_pass(struct sroce_qp *qp)
 				0 : 1);
 	else if (step == SROCE_REQ_NOMEM)
 		sroce_req_defer(req, 1);
+	/* Over budget: a running SQ poller continues (sq_poll.c). */
+	else if (!budget && test_bit(SROCE_REQ_POLLING, &req->pending))
+		WRITE_ONCE(req->over_budget, true);
 	else if (!budget)
 		sroce_req_defer(req, 0);
 }
@@ -1699,6 +1711,7 @@ int sroce_requester_init(struct sroce_qp *qp)
 		    TIMER_PINNED);
 	timer_setup(&req->rnr_timer, sroce_req_rnr_expired, TIMER_PINNED);
 	INIT_DELAYED_WORK(&req->work, sroce_req_work);
+	sroce_sq_poll_init(qp);
 
 	req->max_sge = min_t(u32, qp->cap.max_send_sge, SROCE_MAX_SGE);
 	req->max_inline = min_t(u32, qp->cap.max_inline_data,
@@ -1852,6 +1865,8 @@ void sroce_requester_cleanup(struct sroce_qp *qp)
 	sroce_completer_drop_held(qp);
 	spin_unlock_bh(&req->lock);
 
+	/* The poller kicks the requester: it stops first. */
+	sroce_sq_poll_stop(qp);
 	timer_shutdown_sync(&req->retrans_timer);
 	timer_shutdown_sync(&req->rnr_timer);
 	cancel_delayed_work_sync(&req->work);

@@ -207,6 +207,7 @@ enum {
 	SROCE_REQ_KICK,		/* run a requester pass */
 	SROCE_REQ_TIMEOUT,	/* the retransmit timer expired */
 	SROCE_REQ_RNR_DONE,	/* the RNR wait is over */
+	SROCE_REQ_POLLING,	/* the SQ poller runs, sq_poll.c */
 };
 
 /*
@@ -271,10 +272,13 @@ struct sroce_requester {
 	bool draining;			/* SQD: start no new WQE */
 	bool drain_notify;		/* ... and report when drained */
 	bool want_sq_drained;		/* raise IB_EVENT_SQ_DRAINED, unlocked */
+	bool over_budget;		/* the last pass left work to do */
+	unsigned long poll_backoff;	/* jiffies: no SQ poller before */
 
 	struct timer_list retrans_timer;
 	struct timer_list rnr_timer;
 	struct delayed_work work;	/* continues a pass over budget */
+	struct work_struct poll_work;	/* the SQ poller, sq_poll.c */
 };
 
 /* Module-wide workqueue; main.c calls these at module init/exit. */

@@ -138,6 +138,10 @@ struct sroce_stats {
 	atomic64_t req_probes;		/* first stage of the retransmit timer */
 	atomic64_t req_retry_exceeded;
 	atomic64_t req_rnr_retry_exceeded;
+	/* sq_poll.c */
+	atomic64_t sq_poll_runs;	/* SQ pollers a doorbell started */
+	atomic64_t sq_poll_kicks;	/* new WQEs a poller found and sent */
+	atomic64_t sq_poll_yields;	/* pollers that left their CPU to a task */
 	/* cc.c */
 	atomic64_t cc_rate_cuts;	/* DCQCN rate cuts (CNPs acted on) */
 	/* completer.c */

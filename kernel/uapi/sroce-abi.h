@@ -70,8 +70,9 @@ struct sroce_ring_hdr {
 	__u32 consumer;
 	__u32 pad1[15];
 	/*
-	 * Receive rings of a QP: SROCE_RQ_FLAG_* written by the kernel.
-	 * Other rings: reserved, zero.
+	 * Written by the kernel only.  Send rings of a QP: SROCE_SQ_FLAG_*;
+	 * receive rings of a QP: SROCE_RQ_FLAG_*; other rings: reserved,
+	 * zero.
 	 */
 	__u32 flags;
 	__u32 pad2[31];
@@ -86,6 +87,18 @@ struct sroce_ring_hdr {
  * then flushes, so a receive is either seen by that flush or sees the flag.)
  */
 #define SROCE_RQ_FLAG_FLUSH	(1U << 0)
+
+/*
+ * A kernel poller watches the send ring's producer index (the module
+ * parameter sq_poll_us, Documentation/admin-guide.rst): WQEs published now
+ * will be sent without a doorbell.  After publishing send WQEs the provider
+ * issues a full memory barrier and reads this flag; only when it is clear
+ * does it ring the doorbell.  (The poller clears the flag, issues a full
+ * barrier and then reads the producer index once more, so a WQE is either
+ * seen by the poller or sees the flag clear.)  The RQ flush doorbell above
+ * is rung whatever this flag says.
+ */
+#define SROCE_SQ_FLAG_POLLED	(1U << 0)
 
 /* Where and how big a ring is; returned by the create commands. */
 struct sroce_ring_info {

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The send queue poller: a doorbell without a system call.
+ *
+ * A user QP's doorbell is a write() on the uverbs file, and the requester
+ * then runs in that system call, on the poster's CPU: the transmit, and
+ * (on a veth or loopback path, whose receive runs on the sending CPU) the
+ * peer's whole receive.  A thread that posts small messages as fast as it
+ * can thus pays for every step of every message on one CPU while the
+ * others idle.  With the module parameter sq_poll_us set, the doorbell of
+ * a QP in RTS instead starts a poller on another CPU: a work item that
+ * watches the SQ's producer index and runs the requester whenever it
+ * moves, and tells the provider so through SROCE_SQ_FLAG_POLLED in the
+ * ring header (uapi/sroce-abi.h), so that further posts cost no system
+ * call at all.  The poller stops once the index has not moved for
+ * sq_poll_us microseconds, when the QP leaves RTS, or when the parameter
+ * goes back to 0; the next doorbell starts it again.
+ *
+ * Why opt-in (0 by default): the poller keeps a CPU busy for sq_poll_us
+ * after the last post, it only helps when a CPU is free to run it, and a
+ * poster that sleeps between posts pays the work item's wake-up instead
+ * of running the requester itself.
+ *
+ * Stopping without losing a post: the poller clears the flag, issues a
+ * full barrier and runs the requester once more, which reads the producer
+ * index.  A provider that saw the flag set had published its WQE before
+ * the flag was cleared, so that last pass sends it; one that saw it clear
+ * rings the doorbell.  A doorbell that finds the poller still running
+ * (SROCE_REQ_POLLING set) runs the requester itself, as without a poller.
+ */
+#include <linux/cpumask.h>
+#include <linux/jiffies.h>
+#include <linux/moduleparam.h>
+#include <linux/sched.h>
+#include <linux/sched/stat.h>
+#include <linux/smp.h>
+#include <linux/timekeeping.h>
+#include <linux/workqueue.h>
+
+#include "qp.h"
+#include "requester.h"
+#include "ring.h"
+#include "sq_poll.h"
+#include "sroce.h"
+#include "sroce.h"
+
+/* After a poller left its CPU to another task, doorbells run the requester. */
+#define SROCE_SQ_POLL_BACKOFF	msecs_to_jiffies(20)
+
+static unsigned int sq_poll_us;
+module_param(sq_poll_us, uint, 0644);
+MODULE_PARM_DESC(sq_poll_us,
+		 "poll a user QP's send queue from another CPU for this many microseconds after its last post, so that posts need no system call (0: off, the default)");
+
+/* The poller never sleeps while it polls: keep it out of concurrency management. */
+static struct workqueue_struct *sroce_sq_poll_wq;
+
+int sroce_sq_poll_module_init(void)
+{
+	sroce_sq_poll_wq = alloc_workqueue("sroce_sq_poll", WQ_CPU_INTENSIVE,
+					   0);
+	return sroce_sq_poll_wq ? 0 : -ENOMEM;
+}
+
+void sroce_sq_poll_module_exit(void)
+{
+	destroy_workqueue(sroce_sq_poll_wq);
+}
+
+static void sroce_sq_set_flags(struct sroce_qp *qp, u32 flags)
+{
+	WRITE_ONCE(qp->sq.hdr->flags, flags);
+}
+
+/* Keep polling?  Only a live QP in RTS, and only while the parameter says so. */
+static bool sroce_sq_poll_wanted(struct sroce_qp *qp)
+{
+	return READ_ONCE(sq_poll_us) && !READ_ONCE(qp->req.dying) &&
+	       sroce_qp_state(qp) == IB_QPS_RTS;
+}
+
+static void sroce_sq_poll_work(struct work_struct *work)
+{
+	struct sroce_requester *req =
+		container_of(work, struct sroce_requester, poll_work);
+	struct sroce_qp *qp = container_of(req, struct sroce_qp, req);
+	u64 last = ktime_get_ns();
+	u32 seen = sroce_ring_producer(&qp->sq);
+
+	/* What the doorbell that started us announced. */
+	sroce_requester_kick(qp);
+	while (sroce_sq_poll_wanted(qp)) {
+		u32 producer = sroce_ring_producer(&qp->sq);
+		u64 now = ktime_get_ns();
+
+		if (producer != seen) {
+			seen = producer;
+			last = now;
+			atomic64_inc(&qp->sdev->stats.sq_poll_kicks);
+			sroce_requester_kick(qp);
+		} else if (READ_ONCE(req->over_budget)) {
+			/* The pass left the rest to us (requester.c). */
+			last = now;
+			sroce_requester_kick(qp);
+		} else if (now - last >
+			   (u64)READ_ONCE(sq_poll_us) * NSEC_PER_USEC) {
+			break;
+		} else if (!single_task_running()) {
+			/*
+			 * Another task wants this CPU (the peer's process
+			 * polling its CQ, say): polling would take turns with
+			 * it, each turn a scheduler slice long.  Leave the CPU
+			 * to it, and the doorbells to the poster for a while.
+			 */
+			WRITE_ONCE(req->poll_backoff,
+				   jiffies + SROCE_SQ_POLL_BACKOFF);
+			atomic64_inc(&qp->sdev->stats.sq_poll_yields);
+			break;
+		}
+		cond_resched();
+		cpu_relax();
+	}
+
+	sroce_sq_set_flags(qp, 0);
+	smp_mb();	/* flag clear before the last look: see the top */
+	clear_bit(SROCE_REQ_POLLING, &req->pending);
+	sroce_requester_kick(qp);
+}
+
+/*
+ * A CPU other than the poster's, or -1 if there is none: polling on the
+ * poster's own CPU would only take time from it.
+ */
+static int sroce_sq_poll_cpu(void)
+{
+	int self = raw_smp_processor_id();
+	int cpu = cpumask_next(self, cpu_online_mask);
+
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(cpu_online_mask);
+	return cpu == self || cpu >= nr_cpu_ids ? -1 : cpu;
+}
+
+/*
+ * The doorbell of a user QP in RTS.  True if a poller was started (it
+ * runs the requester); false if the caller must run it: polling is off,
+ * there is no other CPU, or a poller runs already (it may be stopping).
+ */
+bool sroce_sq_poll_doorbell(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	int cpu;
+
+	if (!READ_ONCE(sq_poll_us) || !qp->user ||
+	    !sroce_ring_present(&qp->sq))
+		return false;
+	cpu = sroce_sq_poll_cpu();
+	if (cpu < 0 || time_before(jiffies, READ_ONCE(req->poll_backoff)) ||
+	    test_and_set_bit(SROCE_REQ_POLLING, &req->pending))
+		return false;
+	sroce_sq_set_flags(qp, SROCE_SQ_FLAG_POLLED);
+	atomic64_inc(&qp->sdev->stats.sq_poll_runs);
+	queue_work_on(cpu, sroce_sq_poll_wq, &req->poll_work);
+	return true;
+}
+
+void sroce_sq_poll_init(struct sroce_qp *qp)
+{
+	INIT_WORK(&qp->req.poll_work, sroce_sq_poll_work);
+	qp->req.poll_backoff = jiffies;
+}
+
+/* At destroy, with req.dying set: the loop sees it and stops. */
+void sroce_sq_poll_stop(struct sroce_qp *qp)
+{
+	cancel_work_sync(&qp->req.poll_work);
+}
