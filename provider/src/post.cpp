@@ -91,6 +91,20 @@ int ring_doorbell(Qp *qp)
 	return ret < 0 ? errno : EIO;
 }
 
+int ring_send_doorbell(Qp *qp)
+{
+	// The kernel's SQ poller may be watching the producer index
+	// (SROCE_SQ_FLAG_POLLED): then it sends what we just published and
+	// the system call is not needed.  The store-load order against the
+	// poller's "clear flag, barrier, look once more" needs a full fence.
+	std::atomic_thread_fence(std::memory_order_seq_cst);
+	uint32_t flags = std::atomic_ref<uint32_t>(qp->sq.ring.header()->flags)
+				 .load(std::memory_order_relaxed);
+	if (flags & SROCE_SQ_FLAG_POLLED)
+		return 0;
+	return ring_doorbell(qp);
+}
+
 int post_send(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr)
 {
 	return post_send_bind(ibqp, wr, bad_wr, false);
@@ -138,7 +152,7 @@ int post_send_bind(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr,
 	// reads the producer index itself, so a racing poster's WQEs are
 	// covered by one of the two doorbells.
 	if (n) {
-		int db = ring_doorbell(qp);
+		int db = ring_send_doorbell(qp);
 		if (!err && db) {
 			err = db;
 			wr = nullptr; // every request is queued; none is "bad"

@@ -174,7 +174,10 @@ int post_send_bind(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad_wr,
 		   bool by_verb);
 int post_recv(ibv_qp *qp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
 int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
+// The doorbell: "look at the SQ" (also the RQ flush in the error state).
 int ring_doorbell(Qp *qp);
+// After posting sends: the doorbell unless the kernel polls the SQ.
+int ring_send_doorbell(Qp *qp);
 bool send_state_ok(ibv_qp_state s);
 
 // wr_ex.cpp

@@ -283,7 +283,7 @@ int wr_complete(ibv_qp_ex *qpx)
 	qp->wr_cur = nullptr;
 	pthread_spin_unlock(&qp->sq.lock);
 	// Outside the lock, as in post_send().
-	return ring ? ring_doorbell(qp) : err;
+	return ring ? ring_send_doorbell(qp) : err;
 }
 
 void wr_abort(ibv_qp_ex *qpx)

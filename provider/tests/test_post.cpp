@@ -182,6 +182,53 @@ TEST(PostSend, RefusedBeforeRts)
 	EXPECT_EQ(f.doorbells(), 1);
 }
 
+// SROCE_SQ_FLAG_POLLED: the kernel's SQ poller watches the producer index,
+// so posting publishes the WQEs and makes no system call; with the flag
+// clear again, the doorbell is back.  The RQ flush doorbell (QP in ERR)
+// does not depend on it.
+TEST(PostSend, PolledSqNeedsNoDoorbell)
+{
+	FakeQp f(IBV_QPT_RC);
+	ibv_sge sg = { 0x1000, 10, 5 };
+	ibv_send_wr w2 = send_wr(2, &sg);
+	ibv_send_wr w1 = send_wr(1, &sg, &w2);
+	ibv_send_wr *bad = nullptr;
+
+	f.sq.hdr()->flags = SROCE_SQ_FLAG_POLLED;
+	EXPECT_EQ(sroce::post_send(f.ib(), &w1, &bad), 0);
+	EXPECT_EQ(f.sq.hdr()->producer, 2u);
+	EXPECT_EQ(f.doorbells(), 0);
+
+	ibv_qp_ex *x = f.ex();
+	ibv_wr_start(x);
+	x->wr_id = 3;
+	x->wr_flags = 0;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, 5, 0x1000, 10);
+	EXPECT_EQ(ibv_wr_complete(x), 0);
+	EXPECT_EQ(f.sq.hdr()->producer, 3u);
+	EXPECT_EQ(f.doorbells(), 0);
+
+	f.sq.hdr()->flags = 0;
+	EXPECT_EQ(sroce::post_send(f.ib(), &w2, &bad), 0);
+	EXPECT_EQ(f.sq.hdr()->producer, 4u);
+	EXPECT_EQ(f.doorbells(), 1);
+
+	// In ERR with the RQ flush flag: the receive doorbell is rung even
+	// while the SQ is polled.
+	f.sq.hdr()->flags = SROCE_SQ_FLAG_POLLED;
+	f.rq.hdr()->flags = SROCE_RQ_FLAG_FLUSH;
+	f.ib()->state = IBV_QPS_ERR;
+	ibv_sge rsg = { 0x2000, 16, 5 };
+	ibv_recv_wr r{};
+	r.wr_id = 9;
+	r.sg_list = &rsg;
+	r.num_sge = 1;
+	ibv_recv_wr *rbad = nullptr;
+	EXPECT_EQ(sroce::post_recv(f.ib(), &r, &rbad), 0);
+	EXPECT_EQ(f.doorbells(), 1);
+}
+
 TEST(PostSend, DoorbellFailureIsReported)
 {
 	FakeQp f(IBV_QPT_RC);
