@@ -296,13 +296,16 @@ provider_lib() {
 }
 
 # SROCE_FAST_RX=0|1: set sroce's fast_rx parameter (kernel/rx_hook.c) for
-# the devices the test creates
+# the devices the test creates; SROCE_SQ_POLL_US=N: its sq_poll_us parameter
+# (kernel/sq_poll.c), the SQ poller of user QPs
 _sroce_fast_rx() {
 	[[ -z ${SROCE_FAST_RX:-} ]] || echo "$SROCE_FAST_RX" > /sys/module/sroce/parameters/fast_rx
+	[[ -z ${SROCE_SQ_POLL_US:-} ]] || echo "$SROCE_SQ_POLL_US" > /sys/module/sroce/parameters/sq_poll_us
 }
 
 # sroce_load [PARAM=VALUE...]: load the module under test (and, for rxe,
-# rdma_rxe), with sroce.ko module parameters if given (and SROCE_FAST_RX)
+# rdma_rxe), with sroce.ko module parameters if given (and SROCE_FAST_RX,
+# SROCE_SQ_POLL_US)
 sroce_load() {
 	local ko deps
 	modprobe -a veth ib_uverbs 2>/dev/null

@@ -1,0 +1,104 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# sqpoll.sh: the send queue poller (module parameter sq_poll_us,
+# kernel/sq_poll.c), which sends what a user QP posts without a doorbell
+# system call.  Topology (a), sroce to sroce:
+#   1. sq_poll_us=200: rc_verbs' whole suite (data checked byte for byte,
+#      every error status, SQD, flushes) passes, and pollers ran and sent
+#      (sq_poll_runs and sq_poll_kicks grew);
+#   2. sq_poll_us=2000000: the same with pollers that keep polling for the
+#      rest of each test (unless another task needs their CPU), so QPs are
+#      modified to SQD, ERR and RESET and destroyed while a poller runs;
+#   3. UC ib_send_bw (64 B and 64 KiB) with the poller completes: no
+#      message overtaken and lost (UC has no retransmission);
+#   4. ib_write_bw 64 B x 5,000 under strace: with the poller the client
+#      makes under 10 % as many write() calls as it posts messages (the
+#      doorbell is skipped), without it at least one per message;
+#   5. the kernel log stays clean (no warning, no hung or hogging worker).
+
+. "$(dirname "$0")/lib.sh"
+
+RC=$TOP/build/selftests/rc_verbs
+PARAM=/sys/module/sroce/parameters/sq_poll_us
+MSGS=5000
+
+[[ $SROCE_DRIVER == sroce ]] || skip_all "sroce-specific (module parameter sq_poll_us)"
+sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
+lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
+export RDMAV_DRIVERS=$lib
+[[ -x $RC && $RC -nt $ST_DIR/rc_verbs.c ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
+	skip_all "cannot build $RC (make -C selftests)"
+command -v ib_write_bw > /dev/null || skip_all "perftest is not installed"
+command -v strace > /dev/null || skip_all "strace is not installed (scripts/install-deps)"
+(($(nproc) > 1)) || skip_all "one CPU: the poller needs another CPU than the poster's"
+
+trap 'echo 0 > $PARAM 2>/dev/null; topo_cleanup; sroce_unload' EXIT
+dmesg_mark
+sroce_load || { not_ok "load the module"; finish; }
+[[ -w $PARAM ]] || { not_ok "$PARAM exists"; finish; }
+topo_pair 2>/tmp/topo.err || { not_ok "topology (a)"; diag "$(< /tmp/topo.err)"; finish; }
+ok "topology (a)"
+ga=$(gid_index $DEV_A $IP4_A) gb=$(gid_index $DEV_B $IP4_B)
+
+ctr() { port_attr $DEV_A "hw_counters/$1"; }
+
+# suite US: rc_verbs' whole suite with sq_poll_us=US
+suite() {
+	local us=$1 out rc=0 t0=$EPOCHREALTIME runs kicks
+	echo "$us" > $PARAM
+	runs=$(ctr sq_poll_runs) kicks=$(ctr sq_poll_kicks)
+	out=$(in_ns $NS_A timeout "$(scaled 240)" "$RC" -d $DEV_A -g "$ga" -D $DEV_B -G "$gb" 2>&1) || rc=$?
+	diag "$out"
+	sub_verdict -n "rc_verbs suite with sq_poll_us=$us" $rc "$out" "$t0"
+	runs=$(($(ctr sq_poll_runs) - runs)) kicks=$(($(ctr sq_poll_kicks) - kicks))
+	diag "sq_poll_us=$us: $runs pollers started, $kicks times new WQEs found, $(ctr sq_poll_yields) yields so far"
+	check "sq_poll_us=$us: pollers ran ($runs) and found WQEs ($kicks)" test $runs -gt 0 -a $kicks -gt 0
+	echo 0 > $PARAM
+}
+
+suite 200
+suite 2000000
+
+# UC has no retransmission: a message overtaken by a later one is lost, and
+# perftest's server then waits for it until its timeout.  Passes of the
+# poller and of the poster must not reorder a QP's packets (the requester
+# keeps a QP on one CPU while its packets may be in flight).
+echo 200 > $PARAM
+A=($NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A)
+perftest_pair "UC ib_send_bw 64 KiB with sq_poll_us=200" "${A[@]}" ib_send_bw -c UC -s 65536 -n 300
+perftest_pair "UC ib_send_bw 64 B with sq_poll_us=200" "${A[@]}" ib_send_bw -c UC -s 64 -n 5000
+echo 0 > $PARAM
+
+# writes US: ib_write_bw 64 B x MSGS with sq_poll_us=US, the client under
+# strace; sets W to the number of its write() calls
+writes() {
+	local us=$1 port=$((20000 + RANDOM % 10000)) spid rc=0
+	echo "$us" > $PARAM
+	in_ns $NS_B timeout 90 ib_write_bw -d $DEV_B -x "$gb" -F -p $port -s 64 -n $MSGS > /tmp/sqp.srv 2>&1 &
+	spid=$!
+	wait_until 15 _pt_listening $NS_B $port $spid
+	in_ns $NS_A timeout 90 strace -f -qq -c -U calls,name -e trace=write -o /tmp/sqp.strace \
+		ib_write_bw -d $DEV_A -x "$ga" -F -p $port -s 64 -n $MSGS $IP4_B > /tmp/sqp.cli 2>&1 || rc=$?
+	wait $spid || rc=$((rc + 1))
+	echo 0 > $PARAM
+	W=$(awk '$2 == "write" { print $1 }' /tmp/sqp.strace)
+	diag "sq_poll_us=$us: $(awk '/#bytes/ { getline; print }' /tmp/sqp.cli); write() calls: ${W:-none}"
+	[[ $rc == 0 ]] || { diag "$(cat /tmp/sqp.srv /tmp/sqp.cli /tmp/sqp.strace)"; return 1; }
+	W=${W:-0}
+}
+
+if writes 200; then
+	check "sq_poll_us=200: $W write() calls for $MSGS posts (under 10 %)" test $((W * 10)) -lt $MSGS
+else
+	not_ok "ib_write_bw 64 B with sq_poll_us=200"
+fi
+if writes 0; then
+	check "sq_poll_us=0: $W write() calls for $MSGS posts (one each at least)" test "$W" -ge $MSGS
+else
+	not_ok "ib_write_bw 64 B with sq_poll_us=0"
+fi
+
+topo_cleanup
+check_dmesg_clean "kernel log clean"
+finish
