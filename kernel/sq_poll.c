@@ -13,11 +13,14 @@
  * moves, and tells the provider so through SROCE_SQ_FLAG_POLLED in the
  * ring header (uapi/sroce-abi.h), so that further posts cost no system
  * call at all.  The poller stops once the index has not moved for
- * sq_poll_us microseconds, when the QP leaves RTS, or when the parameter
- * goes back to 0; the next doorbell starts it again.
+ * sq_poll_us microseconds, when the QP leaves RTS, when the parameter
+ * goes back to 0, or, while it has nothing to send, when another task
+ * wants its CPU (then the QP's doorbells run the requester themselves for
+ * SROCE_SQ_POLL_BACKOFF); the next doorbell starts it again.
  *
  * Why opt-in (0 by default): the poller keeps a CPU busy for sq_poll_us
- * after the last post, it only helps when a CPU is free to run it, and a
+ * after the last post, in a kernel worker rather than in the poster's
+ * task (and cgroup); it only helps when a CPU is free to run it; and a
  * poster that sleeps between posts pays the work item's wake-up instead
  * of running the requester itself.
  *
@@ -41,7 +44,6 @@
 #include "requester.h"
 #include "ring.h"
 #include "sq_poll.h"
-#include "sroce.h"
 #include "sroce.h"
 
 /* After a poller left its CPU to another task, doorbells run the requester. */
