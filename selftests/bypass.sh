@@ -14,9 +14,7 @@ N2=300
 
 command -v strace > /dev/null || skip_all "strace is not installed"
 if [[ $SROCE_DRIVER == sroce ]]; then
-	sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
-	lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
-	export RDMAV_DRIVERS=$lib
+	require_sroce_provider
 fi
 trap 'topo_cleanup; sroce_unload' EXIT
 dmesg_mark

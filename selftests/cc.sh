@@ -31,9 +31,7 @@
 . "$(dirname "$0")/lib.sh"
 
 [[ $SROCE_DRIVER == sroce ]] || skip_all "sroce-specific (congestion control)"
-sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
-lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
-export RDMAV_DRIVERS=$lib
+require_sroce_provider
 command -v tcpdump > /dev/null || skip_all "no tcpdump"
 command -v python3 > /dev/null || skip_all "no python3"
 for m in sch_htb sch_red; do modprobe $m 2>/dev/null || skip_all "no $m"; done

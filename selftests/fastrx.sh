@@ -27,11 +27,8 @@ DATA_TESTS=$(debug_size send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB,read_sizes,
 	send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB,psn_wraparound)
 
 [[ $SROCE_DRIVER == sroce ]] || skip_all "sroce-specific (module parameter fast_rx)"
-sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
-lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
-export RDMAV_DRIVERS=$lib
-[[ -x $RC && $RC -nt $ST_DIR/rc_verbs.c ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
-	skip_all "cannot build $RC (make -C selftests)"
+require_sroce_provider
+require_program "$RC" rc_verbs.c
 modprobe macvlan 2>/dev/null
 
 trap 'ip link del fastrx_mv 2>/dev/null; topo_cleanup; sroce_unload' EXIT

@@ -16,11 +16,8 @@
 HOSTILE=$TOP/build/selftests/hostile
 
 [[ $SROCE_DRIVER == sroce ]] || skip_all "hostile.cpp uses sroce's provider internals"
-sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
-lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
-export RDMAV_DRIVERS=$lib
-[[ -x $HOSTILE && $HOSTILE -nt $ST_DIR/hostile.cpp ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
-	skip_all "cannot build $HOSTILE (make -C selftests)"
+require_sroce_provider
+require_program "$HOSTILE" hostile.cpp
 
 trap 'topo_cleanup; sroce_unload' EXIT
 dmesg_mark

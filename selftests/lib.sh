@@ -295,6 +295,22 @@ provider_lib() {
 	echo "$TOP/build/provider/libsroce"
 }
 
+# require_sroce_provider: skip the test unless sroce.ko and the provider
+# are built for this kernel; sets lib (provider_lib) and exports
+# RDMAV_DRIVERS, so that libibverbs loads the provider from the build tree
+require_sroce_provider() {
+	sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
+	lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
+	export RDMAV_DRIVERS=$lib
+}
+
+# require_program PROGRAM SOURCE: skip the test unless the selftest program
+# PROGRAM is built and newer than selftests/SOURCE (make -C selftests)
+require_program() {
+	[[ -x $1 && $1 -nt $ST_DIR/$2 ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
+		skip_all "cannot build $1 (make -C selftests)"
+}
+
 # SROCE_FAST_RX=0|1: set sroce's fast_rx parameter (kernel/rx_hook.c) for
 # the devices the test creates; SROCE_SQ_POLL_US=N: its sq_poll_us parameter
 # (kernel/sq_poll.c), the SQ poller of user QPs

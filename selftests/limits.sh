@@ -18,12 +18,9 @@
 LIMITS=$TOP/build/selftests/limits
 
 if [[ $SROCE_DRIVER == sroce ]]; then
-	sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
-	lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
-	export RDMAV_DRIVERS=$lib
+	require_sroce_provider
 fi
-[[ -x $LIMITS && $LIMITS -nt $ST_DIR/limits.cpp ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
-	skip_all "cannot build $LIMITS (make -C selftests)"
+require_program "$LIMITS" limits.cpp
 
 trap 'topo_cleanup; sroce_unload; ip link del lim_dummy 2>/dev/null' EXIT
 dmesg_mark

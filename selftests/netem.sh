@@ -35,11 +35,8 @@
 PKTGEN=$TOP/build/selftests/pktgen
 
 [[ $SROCE_DRIVER == sroce ]] || skip_all "sroce-specific (counters)"
-sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
-lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
-export RDMAV_DRIVERS=$lib
-[[ -x $PKTGEN && $PKTGEN -nt $ST_DIR/pktgen.cpp ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
-	skip_all "cannot build $PKTGEN (make -C selftests)"
+require_sroce_provider
+require_program "$PKTGEN" pktgen.cpp
 modprobe sch_netem 2>/dev/null
 
 mib=${NETEM_MIB:-2}

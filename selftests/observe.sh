@@ -15,9 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 
 [[ $SROCE_DRIVER == sroce ]] || skip_all "sroce-specific (counters, driver details, tracepoints)"
-sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
-lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
-export RDMAV_DRIVERS=$lib
+require_sroce_provider
 
 TRACING=/sys/kernel/tracing
 bg_pids=()

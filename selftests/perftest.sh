@@ -16,9 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 
 if [[ $SROCE_DRIVER == sroce ]]; then
-	sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
-	lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
-	export RDMAV_DRIVERS=$lib
+	require_sroce_provider
 fi
 command -v ib_send_bw > /dev/null || skip_all "perftest is not installed"
 trap 'topo_cleanup; sroce_unload; rmmod rdma_rxe 2>/dev/null' EXIT

@@ -28,9 +28,7 @@ MODULES=(test_device test_pd test_mr test_cq test_cqex test_cq_events
 [[ -d $SUITE ]] || skip_all "no pyverbs test suite at $SUITE (install python3-pyverbs)"
 $PYTHON -c 'import pyverbs' 2>/dev/null || skip_all "$PYTHON cannot import pyverbs"
 if [[ $SROCE_DRIVER == sroce ]]; then
-	sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
-	lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
-	export RDMAV_DRIVERS=$lib
+	require_sroce_provider
 fi
 
 work=$(mktemp -d)

@@ -19,12 +19,9 @@
 RC=$TOP/build/selftests/rc_verbs
 
 if [[ $SROCE_DRIVER == sroce ]]; then
-	sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
-	lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
-	export RDMAV_DRIVERS=$lib
+	require_sroce_provider
 fi
-[[ -x $RC && $RC -nt $ST_DIR/rc_verbs.c ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
-	skip_all "cannot build $RC (make -C selftests)"
+require_program "$RC" rc_verbs.c
 
 # The data tests, for the runs at the small path MTUs.
 DATA_TESTS=send_sizes_1B_to_1MiB,send_multi_sge,write_sizes_1B_to_1MiB,read_sizes,read_multi_sge_and_pipelined,psn_wraparound,sqd_drain_event_and_resume

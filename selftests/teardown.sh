@@ -25,9 +25,7 @@
 . "$(dirname "$0")/lib.sh"
 
 [[ $SROCE_DRIVER == sroce ]] || skip_all "sroce-specific (module reference count)"
-sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
-lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
-export RDMAV_DRIVERS=$lib
+require_sroce_provider
 
 iters=${TEARDOWN_ITERS:-$(debug_size 2 1)}
 [[ ${SELFTEST_LONG:-0} == 1 ]] && iters=${TEARDOWN_ITERS:-50}

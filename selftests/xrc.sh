@@ -19,12 +19,9 @@ XRC=$TOP/build/selftests/xrc_verbs
 XSRQ=$(command -v ibv_xsrq_pingpong) || skip_all "no ibv_xsrq_pingpong (ibverbs-utils)"
 
 if [[ $SROCE_DRIVER == sroce ]]; then
-	sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
-	lib=$(provider_lib) || skip_all "no provider under build/provider (make provider)"
-	export RDMAV_DRIVERS=$lib
+	require_sroce_provider
 fi
-[[ -x $XRC && $XRC -nt $ST_DIR/xrc_verbs.c ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
-	skip_all "cannot build $XRC (make -C selftests)"
+require_program "$XRC" xrc_verbs.c
 
 trap 'topo_cleanup; sroce_unload' EXIT
 dmesg_mark
