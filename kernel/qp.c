@@ -237,7 +237,7 @@ void sroce_rq_complete(struct sroce_qp *qp, const struct ib_uverbs_wc *wc,
 static void sroce_rq_set_flags(struct sroce_qp *qp, u32 flags)
 {
 	if (sroce_ring_present(&qp->rq))
-		WRITE_ONCE(qp->rq.hdr->flags, flags);
+		sroce_ring_set_flags(&qp->rq, flags);
 }
 
 void sroce_qp_error(struct sroce_qp *qp)

@@ -147,6 +147,16 @@ static inline void sroce_ring_set_consumer(struct sroce_ring *ring, u32 index)
 }
 
 /*
+ * The header's flags word (SROCE_SQ_FLAG_*, SROCE_RQ_FLAG_*): the kernel
+ * writes it, the provider only reads it, and the kernel never reads it
+ * back.  Callers order it against the indices with their own barriers.
+ */
+static inline void sroce_ring_set_flags(struct sroce_ring *ring, u32 flags)
+{
+	WRITE_ONCE(ring->hdr->flags, flags);
+}
+
+/*
  * We consume, and @consumer is our own index: how many slots has the peer
  * published?  U32_MAX when its producer index is more than one ring ahead
  * (a corrupt or hostile peer), or when the ring is absent (the RQ of a QP

@@ -69,11 +69,6 @@ void sroce_sq_poll_module_exit(void)
 	destroy_workqueue(sroce_sq_poll_wq);
 }
 
-static void sroce_sq_set_flags(struct sroce_qp *qp, u32 flags)
-{
-	WRITE_ONCE(qp->sq.hdr->flags, flags);
-}
-
 /* Keep polling?  Only a live QP in RTS, and only while the parameter says so. */
 static bool sroce_sq_poll_wanted(struct sroce_qp *qp)
 {
@@ -123,7 +118,7 @@ static void sroce_sq_poll_work(struct work_struct *work)
 		cpu_relax();
 	}
 
-	sroce_sq_set_flags(qp, 0);
+	sroce_ring_set_flags(&qp->sq, 0);
 	smp_mb();	/* flag clear before the last look: see the top */
 	clear_bit(SROCE_REQ_POLLING, &req->pending);
 	sroce_requester_kick(qp);
@@ -160,7 +155,7 @@ bool sroce_sq_poll_doorbell(struct sroce_qp *qp)
 	if (cpu < 0 || time_before(jiffies, READ_ONCE(req->poll_backoff)) ||
 	    test_and_set_bit(SROCE_REQ_POLLING, &req->pending))
 		return false;
-	sroce_sq_set_flags(qp, SROCE_SQ_FLAG_POLLED);
+	sroce_ring_set_flags(&qp->sq, SROCE_SQ_FLAG_POLLED);
 	atomic64_inc(&qp->sdev->stats.sq_poll_runs);
 	queue_work_on(cpu, sroce_sq_poll_wq, &req->poll_work);
 	return true;
