@@ -95,12 +95,9 @@ int ring_send_doorbell(Qp *qp)
 {
 	// The kernel's SQ poller may be watching the producer index
 	// (SROCE_SQ_FLAG_POLLED): then it sends what we just published and
-	// the system call is not needed.  The store-load order against the
-	// poller's "clear flag, barrier, look once more" needs a full fence.
-	std::atomic_thread_fence(std::memory_order_seq_cst);
-	uint32_t flags = std::atomic_ref<uint32_t>(qp->sq.ring.header()->flags)
-				 .load(std::memory_order_relaxed);
-	if (flags & SROCE_SQ_FLAG_POLLED)
+	// the system call is not needed.  The poller stops with "clear flag,
+	// barrier, look once more", hence the fence.
+	if (qp->sq.ring.flags_after_fence() & SROCE_SQ_FLAG_POLLED)
 		return 0;
 	return ring_doorbell(qp);
 }
@@ -176,13 +173,9 @@ int post_recv(ibv_qp *ibqp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr)
 	// In the error state only the kernel can complete the new receives
 	// (with WR_FLUSH_ERR): the store-load order against the kernel's
 	// "set flag, barrier, flush" needs a full fence (SROCE_RQ_FLAG_FLUSH).
-	if (qp->rq.ring.attached()) {
-		std::atomic_thread_fence(std::memory_order_seq_cst);
-		uint32_t flags = std::atomic_ref<uint32_t>(qp->rq.ring.header()->flags)
-					 .load(std::memory_order_relaxed);
-		if (flags & SROCE_RQ_FLAG_FLUSH)
-			ring_doorbell(qp);
-	}
+	if (qp->rq.ring.attached() &&
+	    (qp->rq.ring.flags_after_fence() & SROCE_RQ_FLAG_FLUSH))
+		ring_doorbell(qp);
 	return err;
 }
 

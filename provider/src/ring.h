@@ -44,6 +44,15 @@ public:
 	uint32_t entry_size() const { return entry_size_; }
 	sroce_ring_hdr *header() const { return hdr_; }
 
+	// The kernel's flags word (SROCE_SQ_FLAG_*, SROCE_RQ_FLAG_*), read
+	// after a full fence: our index store before it is ordered against the
+	// kernel's "set or clear the flag, full barrier, read the index".
+	uint32_t flags_after_fence() const
+	{
+		std::atomic_thread_fence(std::memory_order_seq_cst);
+		return std::atomic_ref<uint32_t>(hdr_->flags).load(std::memory_order_relaxed);
+	}
+
 	void *slot(uint32_t index) const
 	{
 		return slots_ + static_cast<size_t>(index & mask_) * entry_size_;
