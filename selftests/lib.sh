@@ -314,7 +314,7 @@ require_program() {
 # SROCE_FAST_RX=0|1: set sroce's fast_rx parameter (kernel/rx_hook.c) for
 # the devices the test creates; SROCE_SQ_POLL_US=N: its sq_poll_us parameter
 # (kernel/sq_poll.c), the SQ poller of user QPs
-_sroce_fast_rx() {
+_sroce_params() {
 	[[ -z ${SROCE_FAST_RX:-} ]] || echo "$SROCE_FAST_RX" > /sys/module/sroce/parameters/fast_rx
 	[[ -z ${SROCE_SQ_POLL_US:-} ]] || echo "$SROCE_SQ_POLL_US" > /sys/module/sroce/parameters/sq_poll_us
 }
@@ -329,12 +329,12 @@ sroce_load() {
 		modprobe rdma_rxe
 		return
 	fi
-	grep -qw '^sroce' /proc/modules && { _sroce_fast_rx; return; }
+	grep -qw '^sroce' /proc/modules && { _sroce_params; return; }
 	ko=$(sroce_ko) || { echo "no sroce.ko for $(uname -r) under build/kmod" >&2; return 1; }
 	deps=$(modinfo -F depends "$ko") || return 1
 	[[ -n $deps ]] && modprobe -a ${deps//,/ }
 	# "$@": module parameters (max_qp=N ...), applied only by this load
-	insmod "$ko" "$@" && _sroce_fast_rx
+	insmod "$ko" "$@" && _sroce_params
 }
 
 sroce_unload() {
