@@ -677,12 +677,38 @@ static int sroce_qpn_reserve(struct sroce_dev *sdev, enum ib_qp_type type,
 	return err < 0 ? err : 0;
 }
 
+/*
+ * create_qp's command data (uapi: struct sroce_create_qp_cmd): none from an
+ * older provider, and nothing we do not know from a newer one.
+ */
+static int sroce_qp_read_cmd(struct ib_udata *udata,
+			     struct sroce_create_qp_cmd *cmd)
+{
+	size_t len;
+	int err;
+
+	memset(cmd, 0, sizeof(*cmd));
+	if (!udata || !udata->inlen)
+		return 0;
+	len = min(udata->inlen, sizeof(*cmd));
+	err = ib_copy_from_udata(cmd, udata, len);
+	if (err)
+		return err;
+	if (cmd->reserved ||
+	    (udata->inlen > sizeof(*cmd) &&
+	     !ib_is_udata_cleared(udata, sizeof(*cmd),
+				  udata->inlen - sizeof(*cmd))))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
 int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibqp->device);
 	struct sroce_qp *qp = to_sqp(ibqp);
 	struct ib_ucontext *uctx = NULL;
+	struct sroce_create_qp_cmd cmd;
 	u32 qpn;
 	int err;
 
@@ -699,6 +725,9 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		return err;
 	err = sroce_qp_check_cap(init);
+	if (err)
+		return err;
+	err = sroce_qp_read_cmd(udata, &cmd);
 	if (err)
 		return err;
 	if (!sroce_res_get(&sdev->num_qp, sdev->attr.max_qp))
@@ -737,6 +766,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_requester_init(qp);
 	if (err)
 		goto err_dst_cache;
+	sroce_sq_poll_set(qp, cmd.sq_poll_us);
 	err = sroce_responder_init(qp);
 	if (err)
 		goto err_requester;

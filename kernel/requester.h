@@ -274,6 +274,7 @@ struct sroce_requester {
 	bool want_sq_drained;		/* raise IB_EVENT_SQ_DRAINED, unlocked */
 	bool over_budget;		/* the last pass left work to do */
 	unsigned long poll_backoff;	/* jiffies: no SQ poller before */
+	u32 poll_us;			/* create_qp's sq_poll_us, 0: none */
 
 	struct timer_list retrans_timer;
 	struct timer_list rnr_timer;

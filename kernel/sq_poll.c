@@ -7,22 +7,24 @@
  * (on a veth or loopback path, whose receive runs on the sending CPU) the
  * peer's whole receive.  A thread that posts small messages as fast as it
  * can thus pays for every step of every message on one CPU while the
- * others idle.  With the module parameter sq_poll_us set, the doorbell of
- * a QP in RTS instead starts a poller on another CPU: a work item that
+ * others idle.  With the module parameter sq_poll_us set, or for a QP
+ * whose creator asked (create_qp's sq_poll_us, within the parameter
+ * sq_poll_max_us: the provider's SROCE_SQ_POLL_US), the doorbell of a QP
+ * in RTS instead starts a poller on another CPU: a work item that
  * watches the SQ's producer index and runs the requester whenever it
  * moves, and tells the provider so through SROCE_SQ_FLAG_POLLED in the
  * ring header (uapi/sroce-abi.h), so that further posts cost no system
- * call at all.  The poller stops once the index has not moved for
- * sq_poll_us microseconds, when the QP leaves RTS, when the parameter
- * goes back to 0, or, while it has nothing to send, when another task
- * wants its CPU (then the QP's doorbells run the requester themselves for
+ * call at all.  The poller stops once the index has not moved for that
+ * many microseconds, when the QP leaves RTS, when the parameters say 0,
+ * or, while it has nothing to send, when another task wants its CPU
+ * (then the QP's doorbells run the requester themselves for
  * SROCE_SQ_POLL_BACKOFF); the next doorbell starts it again.
  *
- * Why opt-in (0 by default): the poller keeps a CPU busy for sq_poll_us
- * after the last post, in a kernel worker rather than in the poster's
- * task (and cgroup); it only helps when a CPU is free to run it; and a
- * poster that sleeps between posts pays the work item's wake-up instead
- * of running the requester itself.
+ * Why opt-in (0 by default), and why a QP's own request is bounded: the
+ * poller keeps a CPU busy after the last post, in a kernel worker rather
+ * than in the poster's task (and cgroup); it only helps when a CPU is
+ * free to run it; and a poster that sleeps between posts pays the work
+ * item's wake-up instead of running the requester itself.
  *
  * Stopping without losing a post: the poller clears the flag, issues a
  * full barrier and runs the requester once more, which reads the producer
@@ -54,6 +56,16 @@ module_param(sq_poll_us, uint, 0644);
 MODULE_PARM_DESC(sq_poll_us,
 		 "poll a user QP's send queue from another CPU for this many microseconds after its last post, so that posts need no system call (0: off, the default)");
 
+/*
+ * What a QP may ask for itself (create_qp's sq_poll_us, which any user
+ * can set): its poller runs on a CPU and in a worker its process does not
+ * pay for, so the administrator bounds it (0: such requests are ignored).
+ */
+static unsigned int sq_poll_max_us = 1000;
+module_param(sq_poll_max_us, uint, 0644);
+MODULE_PARM_DESC(sq_poll_max_us,
+		 "the most a QP may ask to be polled for after its last post, in microseconds (create_qp's sq_poll_us; default 1000, 0: QPs may not ask)");
+
 /* The poller never sleeps while it polls: keep it out of concurrency management. */
 static struct workqueue_struct *sroce_sq_poll_wq;
 
@@ -69,10 +81,22 @@ void sroce_sq_poll_module_exit(void)
 	destroy_workqueue(sroce_sq_poll_wq);
 }
 
-/* Keep polling?  Only a live QP in RTS, and only while the parameter says so. */
+/*
+ * How long this QP is polled after its last post, in microseconds: the
+ * longer of sq_poll_us and what the QP asked for at creation within
+ * sq_poll_max_us (a request adds polling, it never takes away what the
+ * administrator set).  Read again at each use: either parameter may change.
+ */
+static unsigned int sroce_sq_poll_time_us(const struct sroce_qp *qp)
+{
+	return max(READ_ONCE(sq_poll_us),
+		   min(qp->req.poll_us, READ_ONCE(sq_poll_max_us)));
+}
+
+/* Keep polling?  Only a live QP in RTS, and only while the parameters say so. */
 static bool sroce_sq_poll_wanted(struct sroce_qp *qp)
 {
-	return READ_ONCE(sq_poll_us) && !READ_ONCE(qp->req.dying) &&
+	return sroce_sq_poll_time_us(qp) && !READ_ONCE(qp->req.dying) &&
 	       sroce_qp_state(qp) == IB_QPS_RTS;
 }
 
@@ -100,7 +124,7 @@ static void sroce_sq_poll_work(struct work_struct *work)
 			last = now;
 			sroce_requester_kick(qp);
 		} else if (now - last >
-			   (u64)READ_ONCE(sq_poll_us) * NSEC_PER_USEC) {
+			   (u64)sroce_sq_poll_time_us(qp) * NSEC_PER_USEC) {
 			break;
 		} else if (!single_task_running()) {
 			/*
@@ -148,7 +172,7 @@ bool sroce_sq_poll_doorbell(struct sroce_qp *qp)
 	struct sroce_requester *req = &qp->req;
 	int cpu;
 
-	if (!READ_ONCE(sq_poll_us) || !qp->user ||
+	if (!sroce_sq_poll_time_us(qp) || !qp->user ||
 	    !sroce_ring_present(&qp->sq))
 		return false;
 	cpu = sroce_sq_poll_cpu();
@@ -159,6 +183,12 @@ bool sroce_sq_poll_doorbell(struct sroce_qp *qp)
 	atomic64_inc(&qp->sdev->stats.sq_poll_runs);
 	queue_work_on(cpu, sroce_sq_poll_wq, &req->poll_work);
 	return true;
+}
+
+/* create_qp's request, if any (uapi: struct sroce_create_qp_cmd). */
+void sroce_sq_poll_set(struct sroce_qp *qp, u32 poll_us)
+{
+	qp->req.poll_us = poll_us;
 }
 
 void sroce_sq_poll_init(struct sroce_qp *qp)

@@ -15,9 +15,9 @@
  * must end in the exact error completion (status and wr_id) or state the
  * design defines.  Then raw uverbs commands with bad handles and work
  * requests, bad MR access flags, bad QP attributes and transitions, bad
- * mmap() offsets, sizes and flags on the command fd, mremap/munmap of a
- * ring in use and a fork child that writes into the parent's rings: each
- * with its exact errno or outcome.
+ * create_qp driver data, bad mmap() offsets, sizes and flags on the
+ * command fd, mremap/munmap of a ring in use and a fork child that writes
+ * into the parent's rings: each with its exact errno or outcome.
  *
  * All memory the QPs may use lies between canary pages, and the pages of
  * another PD's MR and a receive buffer that no failed case may reach are
@@ -283,6 +283,79 @@ int raw_destroy(uint32_t command, uint32_t handle)
 	cmd.handle = handle;
 	ssize_t n = write(ctx->cmd_fd, &cmd, sizeof(cmd));
 	return n < 0 ? errno : 0;
+}
+
+/*
+ * CREATE_QP with @len bytes of driver data @drv after the core command (the
+ * uapi's struct sroce_create_qp_cmd, or something else), through
+ * libibverbs' own command path, as the provider sends it.  0 or the errno;
+ * a QP created is destroyed at once.
+ */
+int raw_create_qp(const void *drv, size_t len)
+{
+	struct {
+		sroce_cmd_ex_create_qp core;
+		uint8_t drv[32];
+	} cmd;
+	sroce::DrvResp<ib_uverbs_ex_create_qp_resp, sroce_create_qp_resp> resp;
+	ibv_qp_init_attr_ex ia = {};
+	verbs_qp vqp;
+	ibv_cq *cq = ibv_create_cq(ctx, 8, nullptr, nullptr, 0);
+	int e;
+
+	static_assert(offsetof(decltype(cmd), drv) == sizeof(sroce_cmd_ex_create_qp));
+	if (!cq || len > sizeof(cmd.drv))
+		return cq ? E2BIG : errno;
+	std::memset(&cmd, 0, sizeof(cmd));
+	std::memset(&resp, 0, sizeof(resp));
+	std::memset(&vqp, 0, sizeof(vqp));
+	std::memcpy(cmd.drv, drv, len);
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	ia.qp_type = IBV_QPT_RC;
+	ia.cap.max_send_wr = 4;
+	ia.cap.max_recv_wr = 4;
+	ia.cap.max_send_sge = 1;
+	ia.cap.max_recv_sge = 1;
+	ia.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ia.pd = pd;
+	e = ibv_cmd_create_qp_ex2(ctx, &vqp, &ia, &cmd.core, sizeof(cmd.core) + len,
+				  resp.core(), sizeof(resp));
+	if (!e && ibv_cmd_destroy_qp(&vqp.qp))
+		e = -1;
+	ibv_destroy_cq(cq);
+	return e;
+}
+
+/*
+ * create_qp's driver data (the SQ poller request): what the uapi defines is
+ * taken, shorter is taken as zeros, and anything the kernel does not know
+ * (the reserved word, bytes beyond the struct) is refused, EOPNOTSUPP.
+ */
+void create_qp_cmd_cases()
+{
+	const uint32_t ok200[] = { 200, 0 }, huge[] = { 0xffffffffu, 0 };
+	const uint32_t reserved[] = { 200, 1 }, tail0[] = { 200, 0, 0, 0 };
+	const uint32_t tail1[] = { 200, 0, 0, 1 };
+	int e;
+
+	e = raw_create_qp(nullptr, 0);
+	result(e == 0, "CREATE_QP without driver data (an older provider): created", err_str(e));
+	e = raw_create_qp(ok200, sizeof(ok200));
+	result(e == 0, "CREATE_QP asking sq_poll_us 200: created", err_str(e));
+	e = raw_create_qp(huge, sizeof(huge));
+	result(e == 0, "CREATE_QP asking sq_poll_us 2^32-1 (bounded by sq_poll_max_us): created",
+	       err_str(e));
+	e = raw_create_qp(ok200, 4);
+	result(e == 0, "CREATE_QP with 4 bytes of driver data (the rest read as 0): created",
+	       err_str(e));
+	e = raw_create_qp(reserved, sizeof(reserved));
+	result(e == EOPNOTSUPP, "CREATE_QP with its reserved word set: EOPNOTSUPP", err_str(e));
+	e = raw_create_qp(tail0, sizeof(tail0));
+	result(e == 0, "CREATE_QP with zeros beyond the driver data: created", err_str(e));
+	e = raw_create_qp(tail1, sizeof(tail1));
+	result(e == EOPNOTSUPP, "CREATE_QP with a non-zero byte beyond the driver data: EOPNOTSUPP",
+	       err_str(e));
 }
 
 /* ---- QPs ----------------------------------------------------------------- */
@@ -1358,6 +1431,7 @@ int main(int argc, char **argv)
 	recv_cases();
 	cq_consumer_case();
 	command_cases();
+	create_qp_cmd_cases();
 	mmap_cases();
 	fork_case();
 	final_traffic();

@@ -5,8 +5,9 @@
 # (hostile.cpp) on topology (c): garbage indices and WQEs written into the
 # mapped send, receive and completion rings, raw uverbs commands with bad
 # handles and work requests, bad MR access flags and QP attributes, bad
-# mmap()s of the command fd, mremap/munmap of a live ring, a fork child
-# writing into the parent's ring.  Each must end in its exact error
+# create_qp driver data (the SQ poller request), bad mmap()s of the
+# command fd, mremap/munmap of a live ring, a fork child writing into the
+# parent's ring.  Each must end in its exact error
 # completion, QP state or errno, with canary pages and untouched buffers
 # checked byte for byte.  Then the device still moves data
 # (ibv_rc_pingpong with its data check) and the kernel log is clean.

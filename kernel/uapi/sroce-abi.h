@@ -232,6 +232,20 @@ struct sroce_resize_cq_resp {
 	struct sroce_ring_info cq;
 };
 
+/*
+ * create_qp's command data, optional: a shorter command (an older provider
+ * sends none) reads as zeros, a longer one must be zero beyond this.
+ * sq_poll_us: poll this QP's send queue from another CPU for this long
+ * after its last post (kernel/sq_poll.c), at most the module parameter
+ * sq_poll_max_us, at least the module parameter sq_poll_us.  An older
+ * kernel ignores the field: the provider learns whether a poller runs
+ * from SROCE_SQ_FLAG_POLLED only, never from this.
+ */
+struct sroce_create_qp_cmd {
+	__u32 sq_poll_us;
+	__u32 reserved;			/* 0 */
+};
+
 /* Both rings in one region (see "Shared rings"). */
 struct sroce_create_qp_resp {
 	struct sroce_ring_info sq;

@@ -10,6 +10,7 @@
 // without rings, and other processes of the domain open it (open_qp).
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -102,16 +103,53 @@ void set_limits(Qp *qp, ibv_qp_init_attr_ex *attr)
 	}
 }
 
+// The kernel's SQ poller for this process's QPs (kernel/sq_poll.c): the
+// environment asks, the kernel bounds (its parameter sq_poll_max_us).  A
+// bad value fails create_qp, and says why, rather than run unpolled.
+int sq_poll_request(sroce_create_qp_cmd *drv)
+{
+	const char *text = getenv("SROCE_SQ_POLL_US");
+
+	memset(drv, 0, sizeof(*drv));
+	if (parse_sq_poll_us(text, &drv->sq_poll_us))
+		return 0;
+	fprintf(stderr,
+		"libsroce: SROCE_SQ_POLL_US='%s' is not a number of microseconds (0 to 4294967295)\n",
+		text);
+	return EINVAL;
+}
+
 } // namespace
+
+bool parse_sq_poll_us(const char *text, uint32_t *us)
+{
+	uint64_t v = 0;
+
+	*us = 0;
+	if (!text)
+		return true;
+	for (const char *p = text; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return false;
+		v = v * 10 + static_cast<uint64_t>(*p - '0');
+		if (v > UINT32_MAX)
+			return false;
+	}
+	*us = static_cast<uint32_t>(v);
+	return true;
+}
 
 ibv_qp *create_qp_ex(ibv_context *ctx, ibv_qp_init_attr_ex *attr)
 {
-	sroce_cmd_ex_create_qp cmd;
+	DrvCmd<sroce_cmd_ex_create_qp, sroce_create_qp_cmd> cmd;
 	DrvResp<ib_uverbs_ex_create_qp_resp, sroce_create_qp_resp> resp;
+	sroce_create_qp_cmd req;
 	sroce_create_qp_resp drv;
 	Qp *qp;
 	int ret = check_create_attr(attr);
 
+	if (!ret)
+		ret = sq_poll_request(&req);
 	if (ret) {
 		errno = ret;
 		return nullptr;
@@ -121,8 +159,9 @@ ibv_qp *create_qp_ex(ibv_context *ctx, ibv_qp_init_attr_ex *attr)
 		return nullptr;
 
 	memset(&cmd, 0, sizeof(cmd));
+	cmd.set_drv(req);
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_create_qp_ex2(ctx, &qp->vqp, attr, &cmd, sizeof(cmd),
+	ret = ibv_cmd_create_qp_ex2(ctx, &qp->vqp, attr, cmd.cmd(), sizeof(cmd),
 				    resp.core(), sizeof(resp));
 	if (ret)
 		goto err_free;

@@ -118,6 +118,18 @@ struct alignas(8) DrvResp {
 	}
 };
 
+// A uverbs command with sroce's driver data appended (DrvResp's mirror).
+template <typename Cmd, typename Drv>
+struct alignas(8) DrvCmd {
+	unsigned char bytes[sizeof(Cmd) + sizeof(Drv)];
+
+	Cmd *cmd() { return reinterpret_cast<Cmd *>(bytes); }
+	void set_drv(const Drv &d)
+	{
+		__builtin_memcpy(bytes + sizeof(Cmd), &d, sizeof(d));
+	}
+};
+
 // ---- entry points, grouped by the file that implements them ----
 
 // device.cpp
@@ -167,6 +179,9 @@ int modify_qp(ibv_qp *qp, ibv_qp_attr *attr, int mask);
 int query_qp(ibv_qp *qp, ibv_qp_attr *attr, int mask,
 	     ibv_qp_init_attr *init_attr);
 int destroy_qp(ibv_qp *qp);
+// SROCE_SQ_POLL_US's value: true and *us if TEXT is a decimal number of
+// microseconds (null or empty: 0), false otherwise.
+bool parse_sq_poll_us(const char *text, uint32_t *us);
 
 // post.cpp (data path)
 int post_send(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad_wr);

@@ -8,10 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <cstddef>
+#include <cstring>
 #include <string>
 
 #include "abi34.h"
 #include "sroce-abi.h"
+#include "sroce.h"
 
 namespace {
 
@@ -126,6 +128,44 @@ TEST(Abi34, SroceUapiLayout)
 	EXPECT_EQ(SROCE_SEND_SIGNALED, IBV_SEND_SIGNALED);
 	EXPECT_EQ(SROCE_SEND_SOLICITED, IBV_SEND_SOLICITED);
 	EXPECT_EQ(SROCE_SEND_INLINE, IBV_SEND_INLINE);
+}
+
+// create_qp's driver data (the SQ poller request) follows the core command
+// directly: libibverbs sends the bytes past sizeof(core) as the kernel's
+// udata, which reads sq_poll_us from its first 4.
+TEST(CreateQpCmd, SqPollRequestFollowsTheCoreCommand)
+{
+	sroce::DrvCmd<sroce_cmd_ex_create_qp, sroce_create_qp_cmd> cmd;
+	sroce_create_qp_cmd req = { 0x01020304u, 0 };
+	uint32_t first;
+
+	EXPECT_EQ(sizeof(sroce_create_qp_cmd), 8u);
+	EXPECT_EQ(sizeof(cmd), sizeof(sroce_cmd_ex_create_qp) + 8u);
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.set_drv(req);
+	memcpy(&first, cmd.bytes + sizeof(sroce_cmd_ex_create_qp), 4);
+	EXPECT_EQ(first, 0x01020304u);
+	EXPECT_EQ(static_cast<void *>(cmd.cmd()), static_cast<void *>(cmd.bytes));
+}
+
+TEST(CreateQpCmd, SqPollEnvironmentValue)
+{
+	uint32_t us = 7;
+
+	EXPECT_TRUE(sroce::parse_sq_poll_us(nullptr, &us));
+	EXPECT_EQ(us, 0u);
+	EXPECT_TRUE(sroce::parse_sq_poll_us("", &us));
+	EXPECT_EQ(us, 0u);
+	EXPECT_TRUE(sroce::parse_sq_poll_us("200", &us));
+	EXPECT_EQ(us, 200u);
+	EXPECT_TRUE(sroce::parse_sq_poll_us("4294967295", &us));
+	EXPECT_EQ(us, 4294967295u);
+	for (const char *bad : { "4294967296", "99999999999999999999", "-1",
+				 " 200", "200us", "0x10", "abc" }) {
+		us = 7;
+		EXPECT_FALSE(sroce::parse_sq_poll_us(bad, &us)) << bad;
+		EXPECT_EQ(us, 0u) << bad;
+	}
 }
 
 } // namespace
