@@ -669,6 +669,9 @@ _pt_listening() { [[ -n $(in_ns "$1" ss -Hltn "sport = :$2" 2>/dev/null) ]] || !
 # a perftest program (it checks its own completions' status) completes,
 # with the GIDs of SRV_IP and CLI_IP; the client reaches the server's TCP
 # side channel at SRV_IP, or at PT_CONNECT (IPv6 GIDs, IPv4 side channel).
+# The client runs under the command in the array PT_CLIENT_WRAP if set
+# (e.g. PT_CLIENT_WRAP=(env VAR=VALUE perf stat -o FILE --)).  The
+# outputs stay in /tmp/pt.srv and /tmp/pt.cli.
 perftest_pair() {
 	local name=$1 sns=$2 sdev=$3 sip=$4 cns=$5 cdev=$6 cip=$7 prog=$8 sgi cgi spid
 	local port=$((20000 + RANDOM % 10000)) src=0 crc=0 t0=$EPOCHREALTIME
@@ -678,7 +681,8 @@ perftest_pair() {
 	in_ns "$sns" timeout 90 "$prog" -d "$sdev" -x "$sgi" -F -p $port "$@" > /tmp/pt.srv 2>&1 &
 	spid=$!
 	wait_until 15 _pt_listening "$sns" $port $spid
-	in_ns "$cns" timeout 90 "$prog" -d "$cdev" -x "$cgi" -F -p $port "$@" "${PT_CONNECT:-$sip}" > /tmp/pt.cli 2>&1 || crc=$?
+	in_ns "$cns" timeout 90 "${PT_CLIENT_WRAP[@]}" "$prog" -d "$cdev" -x "$cgi" -F -p $port "$@" \
+		"${PT_CONNECT:-$sip}" > /tmp/pt.cli 2>&1 || crc=$?
 	wait $spid || src=$?
 	_perftest_verdict "$name" "$t0" $crc $src "$prog $*"
 }

@@ -17,12 +17,18 @@
 #      with the poller the client makes under 25 % as many as it posts
 #      messages (the doorbell is skipped), without it one per message at
 #      least;
-#   5. the kernel log stays clean (no warning, no hung or hogging worker).
+#   5. a process opts in by itself (SROCE_SQ_POLL_US=200 in its
+#      environment: the provider asks in create_qp) with the module
+#      parameter 0: under 25 % again; with sq_poll_max_us=0 (the
+#      administrator's bound) the same process rings one doorbell per
+#      message; a value that is not a number fails create_qp, saying so;
+#   6. the kernel log stays clean (no warning, no hung or hogging worker).
 
 . "$(dirname "$0")/lib.sh"
 
 RC=$TOP/build/selftests/rc_verbs
 PARAM=/sys/module/sroce/parameters/sq_poll_us
+MAXPARAM=/sys/module/sroce/parameters/sq_poll_max_us
 MSGS=5000
 
 [[ $SROCE_DRIVER == sroce ]] || skip_all "sroce-specific (module parameter sq_poll_us)"
@@ -35,7 +41,10 @@ command -v perf > /dev/null || skip_all "perf is not installed (linux-perf, scri
 trap 'echo 0 > $PARAM 2>/dev/null; topo_cleanup; sroce_unload' EXIT
 dmesg_mark
 sroce_load || { not_ok "load the module"; finish; }
-[[ -w $PARAM ]] || { not_ok "$PARAM exists"; finish; }
+[[ -w $PARAM && -w $MAXPARAM ]] || { not_ok "$PARAM and $MAXPARAM exist"; finish; }
+# This test sets the parameter itself, and the provider would read
+# SROCE_SQ_POLL_US (lib.sh applies it to the module only) in every process.
+unset SROCE_SQ_POLL_US
 topo_pair 2>/tmp/topo.err || { not_ok "topology (a)"; diag "$(< /tmp/topo.err)"; finish; }
 ok "topology (a)"
 ga=$(gid_index $DEV_A $IP4_A) gb=$(gid_index $DEV_B $IP4_B)
@@ -71,35 +80,55 @@ perftest_pair "UC ib_send_bw 64 KiB with sq_poll_us=200" "${A[@]}" ib_send_bw -c
 perftest_pair "UC ib_send_bw 64 B with sq_poll_us=200" "${A[@]}" ib_send_bw -c UC -s 64 -n 5000
 echo 0 > $PARAM
 
-# writes US: ib_write_bw 64 B x MSGS with sq_poll_us=US; sets W to the
-# number of the client's write() calls, counted by perf on the syscall
-# tracepoint (strace would stop it at each call, and its own process
-# would compete with the poller for a CPU)
+# writes US [VAR=VALUE...]: ib_write_bw 64 B x MSGS with sq_poll_us=US and
+# the client's environment VAR=VALUE...; sets W to the number of the
+# client's write() calls, counted by perf on the syscall tracepoint (strace
+# would stop it at each call, and its own process would compete with the
+# poller for a CPU), and R to the number of pollers started
 writes() {
-	local us=$1 port=$((20000 + RANDOM % 10000)) spid rc=0
+	local us=$1 runs rc=0
+	shift
 	echo "$us" > $PARAM
-	in_ns $NS_B timeout 90 ib_write_bw -d $DEV_B -x "$gb" -F -p $port -s 64 -n $MSGS > /tmp/sqp.srv 2>&1 &
-	spid=$!
-	wait_until 15 _pt_listening $NS_B $port $spid
-	in_ns $NS_A timeout 90 perf stat -x, -e syscalls:sys_enter_write -o /tmp/sqp.perf -- \
-		ib_write_bw -d $DEV_A -x "$ga" -F -p $port -s 64 -n $MSGS $IP4_B > /tmp/sqp.cli 2>&1 || rc=$?
-	wait $spid || rc=$((rc + 1))
+	runs=$(ctr sq_poll_runs)
+	PT_CLIENT_WRAP=(env "$@" perf stat -x, -e syscalls:sys_enter_write -o /tmp/sqp.perf --)
+	perftest_pair "ib_write_bw 64 B x $MSGS with sq_poll_us=$us${*:+ $*}" "${A[@]}" \
+		ib_write_bw -s 64 -n $MSGS || rc=1
+	PT_CLIENT_WRAP=()
 	echo 0 > $PARAM
 	W=$(awk -F, '$3 == "syscalls:sys_enter_write" { print $1 }' /tmp/sqp.perf)
-	diag "sq_poll_us=$us: $(awk '/#bytes/ { getline; print }' /tmp/sqp.cli); write() calls: ${W:-none}"
-	[[ $rc == 0 && $W =~ ^[0-9]+$ ]] || { diag "$(cat /tmp/sqp.srv /tmp/sqp.cli /tmp/sqp.perf)"; return 1; }
+	R=$(($(ctr sq_poll_runs) - runs))
+	diag "sq_poll_us=$us${*:+ $*}: $(awk '/#bytes/ { getline; print }' /tmp/pt.cli); write() calls: ${W:-none}; pollers started: $R"
+	[[ $rc == 0 ]] || return 1	# perftest_pair said why
+	[[ $W =~ ^[0-9]+$ ]] || { not_ok "perf stat counted write() calls"; diag "$(cat /tmp/sqp.perf)"; return 1; }
 }
 
 if writes 200; then
 	check "sq_poll_us=200: $W write() calls for $MSGS posts (under 25 %)" test $((W * 4)) -lt $MSGS
-else
-	not_ok "ib_write_bw 64 B with sq_poll_us=200"
 fi
 if writes 0; then
 	check "sq_poll_us=0: $W write() calls for $MSGS posts (one each at least)" test "$W" -ge $MSGS
-else
-	not_ok "ib_write_bw 64 B with sq_poll_us=0"
 fi
+
+# A process asks for itself: the provider's create_qp carries
+# SROCE_SQ_POLL_US, the kernel bounds it by sq_poll_max_us.
+if writes 0 SROCE_SQ_POLL_US=200; then
+	check "SROCE_SQ_POLL_US=200 (sq_poll_us=0): $W write() calls for $MSGS posts (under 25 %)" \
+		test $((W * 4)) -lt $MSGS
+fi
+max=$(< $MAXPARAM)
+echo 0 > $MAXPARAM
+if writes 0 SROCE_SQ_POLL_US=200; then
+	check "SROCE_SQ_POLL_US=200 with sq_poll_max_us=0: $W write() calls for $MSGS posts, $R pollers" \
+		test "$W" -ge $MSGS -a "$R" = 0
+fi
+echo "$max" > $MAXPARAM
+rc=0
+out=$(in_ns $NS_A env SROCE_SQ_POLL_US=200us timeout 20 ibv_rc_pingpong -d $DEV_A -g "$ga" 2>&1) || rc=$?
+diag "$out"
+said=no
+[[ $out == *"SROCE_SQ_POLL_US='200us' is not a number of microseconds"* ]] && said=yes
+check "SROCE_SQ_POLL_US=200us: create_qp fails (exit $rc) and says why ($said)" \
+	test "$rc" != 0 -a "$said" = yes
 
 topo_cleanup
 check_dmesg_clean "kernel log clean"
