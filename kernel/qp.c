@@ -494,6 +494,13 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		sroce_qp_error(qp);
 		goto out;
 	}
+	/*
+	 * RTS -> SQD: what was posted before starts before the drain, as its
+	 * doorbell would have made it.  Under the SQ poller (sq_poll.c) the
+	 * provider rang none, and the poller may not have looked yet.
+	 */
+	if (cur == IB_QPS_RTS && next == IB_QPS_SQD)
+		sroce_requester_kick(qp);
 	sroce_qp_set_state(qp, next);
 	/* The responder keeps working in SQD; it re-reads its attributes. */
 	if (next == IB_QPS_RTR || next == IB_QPS_RTS || next == IB_QPS_SQD)
