@@ -313,7 +313,10 @@ require_program() {
 
 # SROCE_FAST_RX=0|1: set sroce's fast_rx parameter (kernel/rx_hook.c) for
 # the devices the test creates; SROCE_SQ_POLL_US=N: its sq_poll_us parameter
-# (kernel/sq_poll.c), the SQ poller of user QPs
+# (kernel/sq_poll.c), the SQ poller of user QPs.  The provider also reads
+# SROCE_SQ_POLL_US in every verbs process the test starts and asks for the
+# poller itself (bounded by sq_poll_max_us); a test that sets the parameter
+# on its own unsets it (sqpoll.sh).
 _sroce_params() {
 	[[ -z ${SROCE_FAST_RX:-} ]] || echo "$SROCE_FAST_RX" > /sys/module/sroce/parameters/fast_rx
 	[[ -z ${SROCE_SQ_POLL_US:-} ]] || echo "$SROCE_SQ_POLL_US" > /sys/module/sroce/parameters/sq_poll_us
