@@ -53,4 +53,9 @@ static inline void sroce_vma_set_flags(struct vm_area_struct *vma,
 }
 #endif
 
+/* __skb_gso_segment() moved from netdevice.h to net/gso.h in v6.5. */
+#if SROCE_KERNEL_AT_LEAST(6, 5)
+#include <net/gso.h>
+#endif
+
 #endif /* SROCE_COMPAT_H */

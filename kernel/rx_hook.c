@@ -36,6 +36,7 @@
 #include <net/ip.h>
 #include <net/udp_tunnel.h>
 
+#include "compat.h"
 #include "sroce.h"
 #include "net.h"
 #include "rx_hook.h"
@@ -70,11 +71,14 @@ static bool sroce_rx_hook_wants(struct sk_buff *skb)
 		return false;
 	/*
 	 * A tag the core has not matched to a VLAN netdev yet (it marks such
-	 * packets as not for this host only after the rx_handler ran), and a
-	 * GRO aggregate of several datagrams (the UDP socket splits those):
-	 * both are the IP stack's.
+	 * packets as not for this host only after the rx_handler ran) is the
+	 * IP stack's, and so is any aggregate of several datagrams but a
+	 * fraglist one (a transmit batch, pkt.h), which sroce_rx_hook_split()
+	 * splits as the UDP socket would.
 	 */
-	if (skb_vlan_tag_present(skb) || skb_is_gso(skb))
+	if (skb_vlan_tag_present(skb) ||
+	    (skb_is_gso(skb) && skb_shinfo(skb)->gso_type !=
+	     (SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST)))
 		return false;
 	if (!pskb_may_pull(skb, sizeof(*iph) + sizeof(*uh)))
 		return false;
@@ -90,6 +94,48 @@ static bool sroce_rx_hook_wants(struct sk_buff *skb)
 	if (ip_fast_csum(iph, iph->ihl))
 		return false;
 	return sroce_rx_hook_for_us(skb->dev, iph->daddr);
+}
+
+/* One datagram, checked by sroce_rx_hook_wants(), data at its IP header. */
+static void sroce_rx_hook_one(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	if (pskb_trim_rcsum(skb, ntohs(ip_hdr(skb)->tot_len))) {
+		kfree_skb(skb);
+		return;
+	}
+	__skb_pull(skb, sizeof(struct iphdr));
+	skb_reset_transport_header(skb);
+	atomic64_inc(&sdev->stats.rx_hooked);
+	sroce_rcv(sdev, skb);
+}
+
+/*
+ * A fraglist aggregate, data at the IP header of its first datagram: split
+ * it as the UDP socket does (udp_rcv_segment()), which hands back the
+ * chained skbs with their IP headers made whole, and take each datagram
+ * that passes the checks the hook makes of any other.
+ */
+static void sroce_rx_hook_split(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	struct sk_buff *segs, *next;
+
+	segs = __skb_gso_segment(skb, NETIF_F_SG, false);
+	if (IS_ERR_OR_NULL(segs)) {
+		atomic64_inc(&sdev->stats.rx_dropped);
+		kfree_skb(skb);
+		return;
+	}
+	consume_skb(skb);	/* the split took a reference of its own */
+	skb_list_walk_safe(segs, skb, next) {
+		skb_mark_not_on_list(skb);
+		__skb_pull(skb, skb_network_offset(skb));
+		if (sroce_rx_hook_wants(skb)) {
+			sroce_rx_hook_one(sdev, skb);
+		} else {
+			atomic64_inc(&sdev->stats.rx_dropped);
+			kfree_skb(skb);
+		}
+	}
 }
 
 static rx_handler_result_t sroce_rx_hook(struct sk_buff **pskb)
@@ -109,14 +155,10 @@ static rx_handler_result_t sroce_rx_hook(struct sk_buff **pskb)
 		goto out;
 	/* As ip_rcv() does: the sender's socket has no say here. */
 	skb_orphan(skb);
-	if (pskb_trim_rcsum(skb, ntohs(ip_hdr(skb)->tot_len))) {
-		kfree_skb(skb);
-		goto out;
-	}
-	__skb_pull(skb, sizeof(struct iphdr));
-	skb_reset_transport_header(skb);
-	atomic64_inc(&sdev->stats.rx_hooked);
-	sroce_rcv(sdev, skb);
+	if (skb_is_gso(skb))
+		sroce_rx_hook_split(sdev, skb);
+	else
+		sroce_rx_hook_one(sdev, skb);
 out:
 	ib_device_put(&sdev->ibdev);
 	return RX_HANDLER_CONSUMED;
