@@ -240,6 +240,46 @@ int sroce_pkt_send_av(struct sroce_qp *qp, const struct sroce_av *av,
 		      u32 dest_qpn, struct sk_buff *skb);
 
 /*
+ * Transmit batches.  A requester pass usually sends a run of packets of
+ * one QP to one destination; instead of one trip each through the IP
+ * output path, the netdev, the peer's IP input, route and UDP socket
+ * lookups, the run leaves as one UDP GSO skb of the fraglist kind: the
+ * first packet, with every further packet, headers and ICRC complete,
+ * chained on its frag_list.  Whoever cannot take the batch whole (a NIC,
+ * the receiving UDP socket) splits it back into the very skbs that were
+ * chained (skb_segment_list(): no copy, no allocation), so on the wire
+ * and to every receiver it is the run of packets it would have been.
+ * transmit.c, "batches", says what segmentation rewrites and how the
+ * packets are built to survive it.
+ *
+ * sroce_pkt_send_batch() is sroce_pkt_send() into @batch (it may send
+ * the batch so far first); sroce_tx_batch_flush() sends what is left.
+ * Both return 0, or a negative errno when a send failed: the packets from
+ * @batch->lost_psn on (the batch so far, or @skb alone) were lost and
+ * counted in tx_dropped, and the batch is empty; -ENOBUFS says they were
+ * refused for a full queue.  @skb is consumed in every case.
+ */
+struct sroce_tx_batch {
+	struct sk_buff *head;	/* NULL: empty */
+	struct sk_buff *last;	/* last packet chained */
+	unsigned int count;	/* packets, the head included */
+	unsigned int bytes;	/* RoCE bytes (BTH to ICRC), for the counters */
+	u32 first_psn;		/* of the head */
+	u32 lost_psn;		/* after an error: the first PSN not sent */
+};
+
+static inline void sroce_tx_batch_init(struct sroce_tx_batch *batch)
+{
+	batch->head = NULL;
+	batch->count = 0;
+	batch->bytes = 0;
+}
+
+int sroce_pkt_send_batch(struct sroce_qp *qp, struct sroce_tx_batch *batch,
+			 struct sk_buff *skb);
+int sroce_tx_batch_flush(struct sroce_qp *qp, struct sroce_tx_batch *batch);
+
+/*
  * Copy @len payload bytes starting @offset bytes into the payload of a
  * received packet, wherever they lie (linear part or fragments), to the
  * consumer @fn, in as few linear pieces as the skb allows.  Stops at the

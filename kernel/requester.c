@@ -796,6 +796,21 @@ static void sroce_req_advance(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	}
 }
 
+/*
+ * A full queue refused the packets of @batch from its lost_psn on (pkt.h).
+ * RC and XRC send them again; on UC they are lost, as on the wire (its
+ * WQEs retired when they were sent): only the packet being sent, which
+ * never joined, is built again.
+ */
+static void sroce_req_batch_refused(struct sroce_qp *qp,
+				    const struct sroce_tx_batch *batch)
+{
+	struct sroce_requester *req = &qp->req;
+
+	if (batch && batch->lost_psn != req->psn && sroce_qp_is_reliable(qp))
+		sroce_req_send_from(qp, batch->lost_psn);
+}
+
 static enum sroce_req_step sroce_req_send(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
@@ -831,10 +846,14 @@ static enum sroce_req_step sroce_req_send(struct sroce_qp *qp)
 	 */
 	if (sroce_qp_is_ud(qp))
 		err = sroce_pkt_send_av(qp, &av, swqe->remote_qpn, skb);
+	else if (req->tx_batch)
+		err = sroce_pkt_send_batch(qp, req->tx_batch, skb);
 	else
 		err = sroce_pkt_send(qp, skb);
-	if (err == -ENOBUFS)
+	if (err == -ENOBUFS) {
+		sroce_req_batch_refused(qp, req->tx_batch);
 		return SROCE_REQ_BUSY;
+	}
 	req->busy_retries = 0;
 	if (sroce_qp_is_reliable(qp) && req->psn == req->psn_max)
 		sroce_req_rtt_start(req, req->psn);
@@ -1128,6 +1147,7 @@ static void sroce_req_pass(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
 	enum sroce_req_step step = SROCE_REQ_SENT;
+	struct sroce_tx_batch batch;
 	unsigned int budget;
 
 	WRITE_ONCE(req->over_budget, false);
@@ -1149,10 +1169,17 @@ static void sroce_req_pass(struct sroce_qp *qp)
 	if (!req->started || req->rnr_wait)
 		return;
 
+	sroce_tx_batch_init(&batch);
+	req->tx_batch = &batch;
 	for (budget = SROCE_REQ_BUDGET; budget; budget--) {
 		step = sroce_req_step(qp);
 		if (step != SROCE_REQ_SENT && step != SROCE_REQ_LOCAL)
 			break;
+	}
+	req->tx_batch = NULL;
+	if (sroce_tx_batch_flush(qp, &batch) == -ENOBUFS) {
+		sroce_req_batch_refused(qp, &batch);
+		step = SROCE_REQ_BUSY;
 	}
 	if (budget != SROCE_REQ_BUDGET)
 		req->sent_at = jiffies;		/* see sroce_req_own_cpu() */

@@ -273,6 +273,7 @@ struct sroce_requester {
 	bool drain_notify;		/* ... and report when drained */
 	bool want_sq_drained;		/* raise IB_EVENT_SQ_DRAINED, unlocked */
 	bool over_budget;		/* the last pass left work to do */
+	struct sroce_tx_batch *tx_batch; /* the running pass's, see pass */
 	unsigned long poll_backoff;	/* jiffies: no SQ poller before */
 	u32 poll_us;			/* create_qp's sq_poll_us, 0: none */
 

@@ -658,6 +658,12 @@ static void sroce_resp_read_skb_done(struct sk_buff *skb)
 	struct sroce_qp *qp = skb_shinfo(skb)->destructor_arg;
 	struct sroce_responder *resp = &qp->resp;
 
+	/*
+	 * Once only: a packet of a transmit batch (pkt.h) is released by
+	 * skb_segment_list(), which runs the destructor but leaves it set,
+	 * and freed later.
+	 */
+	skb->destructor = NULL;
 	if (atomic_dec_return(&resp->read_inflight) <=
 	    SROCE_RESP_READ_INFLIGHT / 2 &&
 	    test_and_clear_bit(0, &resp->read_paced) && !READ_ONCE(resp->dying))
@@ -736,7 +742,8 @@ static struct sk_buff *sroce_resp_read_build(struct sroce_qp *qp,
  * Build and send the response at read_psn from @mr (NULL: no payload).
  * A replay (a duplicate READ) comes here too, from the saved resource.
  */
-static int sroce_resp_read_one(struct sroce_qp *qp, struct sroce_mr *mr)
+static int sroce_resp_read_one(struct sroce_qp *qp, struct sroce_mr *mr,
+			       struct sroce_tx_batch *batch)
 {
 	struct sroce_responder *resp = &qp->resp;
 	struct sroce_resp_res *res = resp->read;
@@ -767,7 +774,7 @@ static int sroce_resp_read_one(struct sroce_qp *qp, struct sroce_mr *mr)
 	 * later rather than make the requester time out.  Other failures
 	 * (no route) are losses like any other.
 	 */
-	return sroce_pkt_send(qp, skb) == -ENOBUFS ? -ENOBUFS : 0;
+	return sroce_pkt_send_batch(qp, batch, skb) == -ENOBUFS ? -ENOBUFS : 0;
 }
 
 /*
@@ -782,6 +789,7 @@ static int sroce_resp_read_send(struct sroce_qp *qp, unsigned int budget)
 {
 	struct sroce_responder *resp = &qp->resp;
 	struct sroce_resp_res *res = resp->read;
+	struct sroce_tx_batch batch;
 	struct sroce_mr *mr = NULL;
 	bool xrc_own = false;
 	int err = -EAGAIN;
@@ -802,8 +810,9 @@ static int sroce_resp_read_send(struct sroce_qp *qp, unsigned int budget)
 		if (!mr)
 			return -EACCES;
 	}
+	sroce_tx_batch_init(&batch);
 	while (budget--) {
-		err = sroce_resp_read_one(qp, mr);
+		err = sroce_resp_read_one(qp, mr, &batch);
 		if (err)
 			break;
 		resp->read_busy = 0;
@@ -813,6 +822,12 @@ static int sroce_resp_read_send(struct sroce_qp *qp, unsigned int budget)
 			break;
 		}
 		err = -EAGAIN;
+	}
+	/* Refused for a full queue: send from the first refused PSN again. */
+	if (sroce_tx_batch_flush(qp, &batch) == -ENOBUFS || err == -ENOBUFS) {
+		resp->read = res;
+		resp->read_psn = batch.lost_psn;
+		err = -ENOBUFS;
 	}
 	if (mr)
 		sroce_mr_put(mr);

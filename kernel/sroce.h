@@ -132,6 +132,7 @@ struct sroce_stats {
 	atomic64_t tx_bytes;
 	atomic64_t tx_dropped;
 	atomic64_t tx_cnp;		/* congestion notifications sent */
+	atomic64_t tx_batches;		/* batches of 2+ packets (pkt.h) */
 	/* requester.c */
 	atomic64_t req_retransmits;
 	atomic64_t req_timeouts;

@@ -37,6 +37,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	SROCE_STAT(tx_bytes),
 	SROCE_STAT(tx_dropped),
 	SROCE_STAT(tx_cnp),
+	SROCE_STAT(tx_batches),
 	SROCE_STAT(req_retransmits),
 	SROCE_STAT(req_timeouts),
 	SROCE_STAT(req_probes),

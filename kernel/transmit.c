@@ -294,7 +294,8 @@ static u8 sroce_tx_tos(const struct sroce_dev *sdev, const struct sroce_av *av)
 }
 
 static void sroce_tx_push_ipv4(struct net *net, struct sk_buff *skb,
-			       const struct sroce_av *av, u8 tos, u8 ttl)
+			       const struct sroce_av *av, u8 tos, u8 ttl,
+			       int batch_index)
 {
 	struct iphdr *iph = skb_push(skb, sizeof(*iph));
 
@@ -309,7 +310,10 @@ static void sroce_tx_push_ipv4(struct net *net, struct sk_buff *skb,
 	iph->protocol = IPPROTO_UDP;
 	iph->saddr = av->saddr.v4;
 	iph->daddr = av->daddr.v4;
-	ip_select_ident(net, skb, NULL);
+	if (batch_index < 0)
+		ip_select_ident(net, skb, NULL);
+	else
+		iph->id = htons(batch_index);	/* see "batches" below */
 	ip_send_check(iph);
 	skb->protocol = htons(ETH_P_IP);
 }
@@ -327,6 +331,156 @@ static void sroce_tx_push_ipv6(struct sk_buff *skb, const struct sroce_av *av,
 	ip6h->saddr = av->saddr.v6;
 	ip6h->daddr = av->daddr.v6;
 	skb->protocol = htons(ETH_P_IPV6);
+}
+
+/* ---- batches ------------------------------------------------------------------ */
+
+/*
+ * A batch (pkt.h) is sent as the skb of its first packet, the head, with
+ * the others on the head's frag_list, marked SKB_GSO_UDP_L4 |
+ * SKB_GSO_FRAGLIST.  A veth passes it on whole; the receiving UDP socket,
+ * or the transmit path of a netdev that cannot take it, splits it with
+ * skb_segment_list(), which hands out the chained skbs themselves.  What
+ * the split rewrites, and how each packet is built so that its ICRC,
+ * computed before, still holds:
+ *
+ *  - every packet keeps its own IP and UDP headers (only the link header
+ *    is copied from the head); the IPv4 total length or IPv6 payload
+ *    length is set to the packet's own, which it already was;
+ *  - the IPv4 ID becomes the head's ID plus the packet's index in the
+ *    batch, so each packet is built with its index as its ID (the ID of a
+ *    DF packet without a socket is otherwise 0, ip_select_ident()); the
+ *    header checksum is recomputed, and the ICRC masks it anyway;
+ *  - the head's UDP length becomes the segment size, gso_size: the head's
+ *    own, so a later packet may be shorter than the head, never longer.
+ *
+ * Until the split, the head's IP and UDP lengths cover the whole batch, as
+ * the IP and UDP receive code expect.  A batch stays under 64 KiB (the
+ * 16-bit IP lengths) and SROCE_TX_BATCH_MAX packets.  Its checksum state
+ * is CHECKSUM_UNNECESSARY, as for loopback: RoCEv2 sends no UDP checksum,
+ * and a GSO skb whose checksum is neither that nor CHECKSUM_PARTIAL is
+ * split before any netdev sees it.
+ */
+#define SROCE_TX_BATCH_MAX	32
+
+static bool tx_batch = true;
+module_param(tx_batch, bool, 0644);
+MODULE_PARM_DESC(tx_batch,
+		 "send each requester pass's run of packets to one destination as one UDP GSO skb (default on)");
+
+static int sroce_tx_batch_send(struct sroce_dev *sdev,
+			       struct sroce_tx_batch *batch);
+
+/*
+ * Make room for @skb (UDP header pushed, IP header not yet) in @batch, a
+ * packet to a local address (@local) being sent on its own: send the
+ * batch so far unless @skb can join it.  @index gets the index @skb is
+ * to have in the batch, -1 for none.
+ */
+static int sroce_tx_batch_slot(struct sroce_dev *sdev,
+			       struct sroce_tx_batch *batch,
+			       const struct sk_buff *skb, bool local, int *index)
+{
+	const struct sk_buff *head;
+	bool may_join;
+	int err;
+
+	*index = -1;
+	if (!batch)
+		return 0;
+	head = batch->head;
+	may_join = !local && READ_ONCE(tx_batch);
+	if (head && (!may_join || batch->count >= SROCE_TX_BATCH_MAX ||
+		     skb->len > ntohs(udp_hdr(head)->len) ||
+		     head->len + skb->len + sizeof(struct ipv6hdr) > U16_MAX)) {
+		err = sroce_tx_batch_send(sdev, batch);
+		if (err)
+			return err;
+	}
+	if (may_join)
+		*index = batch->count;
+	return 0;
+}
+
+/* @skb, IP header pushed and ICRC computed, joins @batch at its index. */
+static void sroce_tx_batch_add(struct sroce_tx_batch *batch,
+			       struct sk_buff *skb)
+{
+	struct sk_buff *head = batch->head;
+
+	batch->count++;
+	batch->bytes += skb->len - skb_transport_offset(skb) -
+			sizeof(struct udphdr);
+	if (!head) {
+		batch->head = skb;
+		batch->last = skb;
+		batch->first_psn = SROCE_PKT(skb)->psn;
+		return;
+	}
+	skb_dst_drop(skb);	/* the head's route is the batch's */
+	if (head == batch->last)
+		skb_shinfo(head)->frag_list = skb;
+	else
+		batch->last->next = skb;
+	batch->last = skb;
+	head->len += skb->len;
+	head->data_len += skb->len;
+	head->truesize += skb->truesize;
+}
+
+static int sroce_tx_output(struct net *net, struct sk_buff *skb)
+{
+	int err;
+
+	if (skb->protocol == htons(ETH_P_IP)) {
+		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+		err = ip_local_out(net, NULL, skb);
+	} else {
+		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+		err = ip6_local_out(net, NULL, skb);
+	}
+	/* net_xmit_eval() evaluates its argument twice: never pass a call. */
+	return net_xmit_eval(err) ? -ENOBUFS : 0;
+}
+
+static int sroce_tx_batch_send(struct sroce_dev *sdev,
+			       struct sroce_tx_batch *batch)
+{
+	struct sk_buff *head = batch->head;
+	unsigned int count = batch->count;
+	unsigned int bytes = batch->bytes;
+	u32 first_psn = batch->first_psn;
+	int err;
+
+	if (!head)
+		return 0;
+	sroce_tx_batch_init(batch);
+	if (count > 1) {
+		struct skb_shared_info *shinfo = skb_shinfo(head);
+		struct udphdr *uh = udp_hdr(head);
+
+		shinfo->gso_size = ntohs(uh->len) - sizeof(*uh);
+		shinfo->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+		shinfo->gso_segs = count;
+		uh->len = htons(head->len - skb_transport_offset(head));
+		head->ip_summed = CHECKSUM_UNNECESSARY;
+	}
+	err = sroce_tx_output(dev_net(sdev->ndev), head);
+	if (err) {
+		batch->lost_psn = first_psn;
+		atomic64_add(count, &sdev->stats.tx_dropped);
+		return err;
+	}
+	if (count > 1)
+		atomic64_inc(&sdev->stats.tx_batches);
+	atomic64_add(count, &sdev->stats.tx_packets);
+	atomic64_add(bytes, &sdev->stats.tx_bytes);
+	return 0;
+}
+
+int sroce_tx_batch_flush(struct sroce_qp *qp, struct sroce_tx_batch *batch)
+{
+	return sroce_tx_batch_send(qp->sdev, batch);
 }
 
 /* ---- sending ---------------------------------------------------------------- */
@@ -395,12 +549,13 @@ static struct rtable *sroce_tx_route_ipv4(struct net *net,
 }
 
 static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
-			 struct dst_cache *cache, struct sk_buff *skb)
+			 struct dst_cache *cache, struct sk_buff *skb,
+			 struct sroce_tx_batch *batch)
 {
 	struct net *net = dev_net(sdev->ndev);
 	struct net_device *local = NULL;
 	struct rtable *rt;
-	int err;
+	int err, index;
 
 	rt = sroce_tx_route_ipv4(net, sdev, av, cache);
 	if (IS_ERR(rt)) {
@@ -410,18 +565,22 @@ static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 	skb_dst_set(skb, &rt->dst);
 	if (rt->rt_type == RTN_LOCAL)
 		local = __ip_dev_find(net, av->daddr.v4, false) ?: rt->dst.dev;
+	err = sroce_tx_batch_slot(sdev, batch, skb, local, &index);
+	if (err)
+		goto drop;
 
 	sroce_tx_push_ipv4(net, skb, av, sroce_tx_tos(sdev, av),
-			   av->ttl ?: ip4_dst_hoplimit(&rt->dst));
+			   av->ttl ?: ip4_dst_hoplimit(&rt->dst), index);
 	err = sroce_icrc_generate(skb);
 	if (err)
 		goto drop;
 	if (local)
 		return sroce_tx_loopback(skb, local);
-	memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-	err = ip_local_out(net, NULL, skb);
-	/* net_xmit_eval() evaluates its argument twice: never pass a call. */
-	return net_xmit_eval(err) ? -ENOBUFS : 0;
+	if (index >= 0) {
+		sroce_tx_batch_add(batch, skb);
+		return 1;
+	}
+	return sroce_tx_output(net, skb);
 
 drop:
 	kfree_skb(skb);
@@ -461,12 +620,13 @@ static struct dst_entry *sroce_tx_route_ipv6(struct net *net,
 }
 
 static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
-			 struct dst_cache *cache, struct sk_buff *skb)
+			 struct dst_cache *cache, struct sk_buff *skb,
+			 struct sroce_tx_batch *batch)
 {
 	struct net *net = dev_net(sdev->ndev);
 	struct net_device *local = NULL;
 	struct dst_entry *dst;
-	int err;
+	int err, index;
 
 	dst = sroce_tx_route_ipv6(net, sdev, av, cache);
 	if (IS_ERR(dst)) {
@@ -479,6 +639,9 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 		goto drop;
 	if (dst_rt6_info(dst)->rt6i_flags & RTF_LOCAL)
 		local = ipv6_dev_find(net, &av->daddr.v6, NULL) ?: dst->dev;
+	err = sroce_tx_batch_slot(sdev, batch, skb, local, &index);
+	if (err)
+		goto drop;
 
 	sroce_tx_push_ipv6(skb, av, sroce_tx_tos(sdev, av),
 			   av->ttl ?: ip6_dst_hoplimit(dst));
@@ -487,9 +650,11 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 		goto drop;
 	if (local)
 		return sroce_tx_loopback(skb, local);
-	memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-	err = ip6_local_out(net, NULL, skb);
-	return net_xmit_eval(err) ? -ENOBUFS : 0;
+	if (index >= 0) {
+		sroce_tx_batch_add(batch, skb);
+		return 1;
+	}
+	return sroce_tx_output(net, skb);
 
 drop:
 	kfree_skb(skb);
@@ -497,41 +662,51 @@ drop:
 }
 #else
 static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
-			 struct dst_cache *cache, struct sk_buff *skb)
+			 struct dst_cache *cache, struct sk_buff *skb,
+			 struct sroce_tx_batch *batch)
 {
 	kfree_skb(skb);
 	return -EAFNOSUPPORT;
 }
 #endif
 
+/*
+ * The per-family senders return 1 for a packet that joined @batch: it is
+ * counted when the batch leaves (sroce_tx_batch_send()).
+ */
 static int sroce_pkt_send_path(struct sroce_qp *qp, const struct sroce_av *av,
 			       struct dst_cache *cache, u32 dest_qpn,
-			       struct sk_buff *skb)
+			       struct sk_buff *skb,
+			       struct sroce_tx_batch *batch)
 {
 	struct sroce_dev *sdev = qp->sdev;
 	unsigned int len = skb->len;
 	__be16 sport;
 	int err;
 
+	if (batch)
+		batch->lost_psn = SROCE_PKT(skb)->psn;
 	sport = htons(rdma_get_udp_sport(av->flow_label, qp->ibqp.qp_num,
 					 dest_qpn));
 	sroce_tx_push_udp(skb, sport);
 
 	rcu_read_lock();
 	if (av->family == AF_INET)
-		err = sroce_tx_ipv4(sdev, av, cache, skb);
+		err = sroce_tx_ipv4(sdev, av, cache, skb, batch);
 	else if (av->family == AF_INET6)
-		err = sroce_tx_ipv6(sdev, av, cache, skb);
+		err = sroce_tx_ipv6(sdev, av, cache, skb, batch);
 	else
 		err = -EDESTADDRREQ;	/* no path: modify_qp never set one */
 	rcu_read_unlock();
 
 	if (err == -EDESTADDRREQ)
 		kfree_skb(skb);
-	if (err) {
+	if (err < 0) {
 		atomic64_inc(&sdev->stats.tx_dropped);
 		return err;
 	}
+	if (err > 0)
+		return 0;
 	atomic64_inc(&sdev->stats.tx_packets);
 	atomic64_add(len, &sdev->stats.tx_bytes);
 	return 0;
@@ -540,13 +715,20 @@ static int sroce_pkt_send_path(struct sroce_qp *qp, const struct sroce_av *av,
 int sroce_pkt_send_av(struct sroce_qp *qp, const struct sroce_av *av,
 		      u32 dest_qpn, struct sk_buff *skb)
 {
-	return sroce_pkt_send_path(qp, av, NULL, dest_qpn, skb);
+	return sroce_pkt_send_path(qp, av, NULL, dest_qpn, skb, NULL);
 }
 
 int sroce_pkt_send(struct sroce_qp *qp, struct sk_buff *skb)
 {
 	return sroce_pkt_send_path(qp, &qp->av, &qp->dst_cache,
-				   qp->attr.dest_qp_num, skb);
+				   qp->attr.dest_qp_num, skb, NULL);
+}
+
+int sroce_pkt_send_batch(struct sroce_qp *qp, struct sroce_tx_batch *batch,
+			 struct sk_buff *skb)
+{
+	return sroce_pkt_send_path(qp, &qp->av, &qp->dst_cache,
+				   qp->attr.dest_qp_num, skb, batch);
 }
 
 /* ---- received payload ------------------------------------------------------- */

@@ -320,11 +320,12 @@ require_program() {
 _sroce_params() {
 	[[ -z ${SROCE_FAST_RX:-} ]] || echo "$SROCE_FAST_RX" > /sys/module/sroce/parameters/fast_rx
 	[[ -z ${SROCE_SQ_POLL_US:-} ]] || echo "$SROCE_SQ_POLL_US" > /sys/module/sroce/parameters/sq_poll_us
+	[[ -z ${SROCE_TX_BATCH:-} ]] || echo "$SROCE_TX_BATCH" > /sys/module/sroce/parameters/tx_batch
 }
 
 # sroce_load [PARAM=VALUE...]: load the module under test (and, for rxe,
 # rdma_rxe), with sroce.ko module parameters if given (and SROCE_FAST_RX,
-# SROCE_SQ_POLL_US)
+# SROCE_SQ_POLL_US, SROCE_TX_BATCH)
 sroce_load() {
 	local ko deps
 	modprobe -a veth ib_uverbs 2>/dev/null
