@@ -109,10 +109,23 @@ mark() { local n; for n in "$@"; do base[$n]=$(sum "$n"); done; }
 deltas() { local n; d=(); for n in "$@"; do d[$n]=$(($(sum "$n") - ${base[$n]})); done; }
 delta_line() { local n l=''; for n in "$@"; do l+=" $n ${d[$n]}"; done; echo "${l# }"; }
 
+# tx_batch Y|N: sroce's transmit batches (pkt.h) on or off; as loaded:
+batch0=$(< /sys/module/sroce/parameters/tx_batch)
+tx_batch() { echo "$1" > /sys/module/sroce/parameters/tx_batch; }
+
 # KEY | NAME | netem arguments | counters that must have moved (their sum)
 # | counters that must each have moved (each one listed in shown above)
-while IFS='|' read -r key name args moved each; do
+# | N: no transmit batches (default: as loaded).  netem delays, reorders
+# and drops skbs, and a transmit batch is one skb until the receiving
+# socket splits it: each 20000-byte message leaves as one batch, and
+# nothing in it can overtake anything.  A wire reorders packets, which is
+# what the reordering and jitter cases are about, so they run with one
+# skb per packet; loss, duplication and corruption run with batches, as
+# sent by default (a lost batch is a burst of lost packets; netem splits
+# a batch to corrupt one of its packets).
+while IFS='|' read -r key name args moved each batch; do
 	[[ -z $name || " $cases " != *" $key "* ]] && continue
+	tx_batch "${batch:-$batch0}"
 	# Resolve both neighbours on the clean link first: pktgen's
 	# ibv_modify_qp() to RTR resolves the peer's MAC (ib_core, one ARP
 	# try of 1 s), and a lost ARP packet would fail the case before any
@@ -142,11 +155,12 @@ while IFS='|' read -r key name args moved each; do
 done <<'EOF2'
 loss1|loss 1%|loss 1%|req_retransmits
 loss5|loss 5%|loss 5%|req_retransmits
-reorder|reorder 25%|delay 2ms reorder 75% 50%|resp_seq_naks comp_out_of_order resp_duplicates|resp_held comp_held
+reorder|reorder 25%|delay 2ms reorder 75% 50%|resp_seq_naks comp_out_of_order resp_duplicates|resp_held comp_held|N
 duplicate|duplicate 5%|duplicate 5%|resp_duplicates comp_duplicates
 corrupt|corrupt 1%|corrupt 1%|rx_bad_icrc rx_bad_header rx_bad_opcode rx_no_qp rx_bad_qp_type rx_bad_pkey req_retransmits
-jitter|delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_duplicates req_retransmits|resp_held comp_held comp_patience_raised
+jitter|delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_duplicates req_retransmits|resp_held comp_held comp_patience_raised|N
 EOF2
+tx_batch "$batch0"
 
 # delay: a round trip longer than the probe floor, nothing lost.  Each
 # operation's probes must stay under 1 per 1000 packets sent, its resends under
