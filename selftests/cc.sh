@@ -265,14 +265,17 @@ bottleneck_cleanup $NS_A $VETH_A
 # first cut keeps the target at line rate, the second sets it to the rate
 # the first left).  The way back is made long enough to watch: line rate
 # 8 Mbit/s, R_AI 20 and R_HAI 100 kbit/s, a rate step every 10 ms and
-# every 1 KiB sent, fast recovery 2 steps; alpha decays fast (g 1/16
-# every 1 ms) so that a third CNP 0.5 s later cuts less.
+# every 4 KiB sent, fast recovery 2 steps; alpha decays fast (g 1/16
+# every 1 ms) so that a third CNP 0.5 s later cuts less.  Hyper increase
+# needs three timer steps (30 ms); with a step per 1 KiB, a fast guest's
+# ping-pong (a step every 0.6 ms) climbed the 50 additive steps to line
+# rate in those 30 ms, and hyper was never seen.
 cc $DEV_A rate_line_kbps 8000
 cc $DEV_A rate_min_kbps 100
 cc $DEV_A rate_ai_kbps 20
 cc $DEV_A rate_hai_kbps 100
 cc $DEV_A rate_timer_us 10000
-cc $DEV_A byte_counter 1024
+cc $DEV_A byte_counter 4096
 cc $DEV_A fast_recovery 2
 cc $DEV_A alpha_timer_us 1000
 cc $DEV_A g 64
