@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Build an skb for a packet, route it, send it (or loop it
- * back).
+ * back), alone or chained with the packets sent after it to the same
+ * destination in one batch ("batches" below).
  *
  * A packet is built in one linear skb with room in front for the link,
  * IP and UDP headers (sroce_pkt_alloc()); the requester or responder fills
@@ -333,7 +334,7 @@ static void sroce_tx_push_ipv6(struct sk_buff *skb, const struct sroce_av *av,
 	skb->protocol = htons(ETH_P_IPV6);
 }
 
-/* ---- batches ------------------------------------------------------------------ */
+/* ---- batches ---------------------------------------------------------------- */
 
 /*
  * A batch (pkt.h) is sent as the skb of its first packet, the head, with
