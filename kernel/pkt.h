@@ -264,7 +264,6 @@ struct sroce_tx_batch {
 	struct sk_buff *last;	/* last packet chained */
 	unsigned int count;	/* packets, the head included */
 	unsigned int bytes;	/* RoCE bytes (BTH to ICRC), for the counters */
-	u32 first_psn;		/* of the head */
 	u32 lost_psn;		/* after an error: the first PSN not sent */
 };
 

@@ -369,8 +369,57 @@ module_param(tx_batch, bool, 0644);
 MODULE_PARM_DESC(tx_batch,
 		 "send each requester pass's run of packets to one destination as one UDP GSO skb (default on)");
 
+static int sroce_tx_output(struct net *net, struct sk_buff *skb)
+{
+	int err;
+
+	if (skb->protocol == htons(ETH_P_IP)) {
+		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+		err = ip_local_out(net, NULL, skb);
+	} else {
+		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+		err = ip6_local_out(net, NULL, skb);
+	}
+	/* net_xmit_eval() evaluates its argument twice: never pass a call. */
+	return net_xmit_eval(err) ? -ENOBUFS : 0;
+}
+
 static int sroce_tx_batch_send(struct sroce_dev *sdev,
-			       struct sroce_tx_batch *batch);
+			       struct sroce_tx_batch *batch)
+{
+	struct sk_buff *head = batch->head;
+	unsigned int count = batch->count;
+	unsigned int bytes = batch->bytes;
+	u32 first_psn;
+	int err;
+
+	if (!head)
+		return 0;
+	/* sroce_tx_output() clears the cb for the IP layer: read it first. */
+	first_psn = SROCE_PKT(head)->psn;
+	sroce_tx_batch_init(batch);
+	if (count > 1) {
+		struct skb_shared_info *shinfo = skb_shinfo(head);
+		struct udphdr *uh = udp_hdr(head);
+
+		shinfo->gso_size = ntohs(uh->len) - sizeof(*uh);
+		shinfo->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+		shinfo->gso_segs = count;
+		uh->len = htons(head->len - skb_transport_offset(head));
+		head->ip_summed = CHECKSUM_UNNECESSARY;
+	}
+	err = sroce_tx_output(dev_net(sdev->ndev), head);
+	if (err) {
+		batch->lost_psn = first_psn;
+		atomic64_add(count, &sdev->stats.tx_dropped);
+		return err;
+	}
+	if (count > 1)
+		atomic64_inc(&sdev->stats.tx_batches);
+	atomic64_add(count, &sdev->stats.tx_packets);
+	atomic64_add(bytes, &sdev->stats.tx_bytes);
+	return 0;
+}
 
 /*
  * Make room for @skb (UDP header pushed, IP header not yet) in @batch, a
@@ -415,7 +464,6 @@ static void sroce_tx_batch_add(struct sroce_tx_batch *batch,
 	if (!head) {
 		batch->head = skb;
 		batch->last = skb;
-		batch->first_psn = SROCE_PKT(skb)->psn;
 		return;
 	}
 	skb_dst_drop(skb);	/* the head's route is the batch's */
@@ -427,56 +475,6 @@ static void sroce_tx_batch_add(struct sroce_tx_batch *batch,
 	head->len += skb->len;
 	head->data_len += skb->len;
 	head->truesize += skb->truesize;
-}
-
-static int sroce_tx_output(struct net *net, struct sk_buff *skb)
-{
-	int err;
-
-	if (skb->protocol == htons(ETH_P_IP)) {
-		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
-		err = ip_local_out(net, NULL, skb);
-	} else {
-		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
-		err = ip6_local_out(net, NULL, skb);
-	}
-	/* net_xmit_eval() evaluates its argument twice: never pass a call. */
-	return net_xmit_eval(err) ? -ENOBUFS : 0;
-}
-
-static int sroce_tx_batch_send(struct sroce_dev *sdev,
-			       struct sroce_tx_batch *batch)
-{
-	struct sk_buff *head = batch->head;
-	unsigned int count = batch->count;
-	unsigned int bytes = batch->bytes;
-	u32 first_psn = batch->first_psn;
-	int err;
-
-	if (!head)
-		return 0;
-	sroce_tx_batch_init(batch);
-	if (count > 1) {
-		struct skb_shared_info *shinfo = skb_shinfo(head);
-		struct udphdr *uh = udp_hdr(head);
-
-		shinfo->gso_size = ntohs(uh->len) - sizeof(*uh);
-		shinfo->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
-		shinfo->gso_segs = count;
-		uh->len = htons(head->len - skb_transport_offset(head));
-		head->ip_summed = CHECKSUM_UNNECESSARY;
-	}
-	err = sroce_tx_output(dev_net(sdev->ndev), head);
-	if (err) {
-		batch->lost_psn = first_psn;
-		atomic64_add(count, &sdev->stats.tx_dropped);
-		return err;
-	}
-	if (count > 1)
-		atomic64_inc(&sdev->stats.tx_batches);
-	atomic64_add(count, &sdev->stats.tx_packets);
-	atomic64_add(bytes, &sdev->stats.tx_bytes);
-	return 0;
 }
 
 int sroce_tx_batch_flush(struct sroce_qp *qp, struct sroce_tx_batch *batch)
@@ -504,6 +502,24 @@ static int sroce_tx_loopback(struct sk_buff *skb, struct net_device *to)
 	skb_reset_mac_header(skb);
 	skb->mac_len = 0;
 	return netif_rx(skb) == NET_RX_SUCCESS ? 0 : -ENOBUFS;
+}
+
+/*
+ * The last step of both per-family senders, once the headers and the ICRC
+ * are final: into the local receive path, into @batch at @index (returns
+ * 1: counted when the batch leaves), or out through the IP stack.
+ */
+static int sroce_tx_deliver(struct net *net, struct sk_buff *skb,
+			    struct net_device *local,
+			    struct sroce_tx_batch *batch, int index)
+{
+	if (local)
+		return sroce_tx_loopback(skb, local);
+	if (index >= 0) {
+		sroce_tx_batch_add(batch, skb);
+		return 1;
+	}
+	return sroce_tx_output(net, skb);
 }
 
 /*
@@ -575,13 +591,7 @@ static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 	err = sroce_icrc_generate(skb);
 	if (err)
 		goto drop;
-	if (local)
-		return sroce_tx_loopback(skb, local);
-	if (index >= 0) {
-		sroce_tx_batch_add(batch, skb);
-		return 1;
-	}
-	return sroce_tx_output(net, skb);
+	return sroce_tx_deliver(net, skb, local, batch, index);
 
 drop:
 	kfree_skb(skb);
@@ -649,13 +659,7 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 	err = sroce_icrc_generate(skb);
 	if (err)
 		goto drop;
-	if (local)
-		return sroce_tx_loopback(skb, local);
-	if (index >= 0) {
-		sroce_tx_batch_add(batch, skb);
-		return 1;
-	}
-	return sroce_tx_output(net, skb);
+	return sroce_tx_deliver(net, skb, local, batch, index);
 
 drop:
 	kfree_skb(skb);
