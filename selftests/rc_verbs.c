@@ -1026,8 +1026,7 @@ static void post_sqd_writes(struct __test_metadata *_metadata, struct side *a, s
  * RTS -> SQD with EN_SQD_ASYNC_NOTIFY while a stream of writes is in
  * flight (half of them posted before SQD, half after, see
  * post_sqd_writes()): the writes already started complete, no new one
- * starts, and
- * once the last started one completed the consumer gets
+ * starts, and once the last started one completed the consumer gets
  * IBV_EVENT_SQ_DRAINED and query_qp says the drain is over.  Work posted
  * in SQD waits.  SQD -> SQD changes an attribute; SQD -> RTS sends
  * everything else, in order, with the data intact.
