@@ -100,10 +100,27 @@ struct sroce_qp;
  * 23,831 resends for 91,056 packets).  One packet answers the question,
  * and the ACKs open the window again (as TCP after a retransmission
  * timeout, RFC 5681 3.1).
+ *
+ * And the window never grows past what the local ACK timeout can wait for
+ * (window_cap): on a path where the queue we fill ourselves is what makes
+ * the round trip long (a slow link, a debug kernel, a loaded host), a
+ * full window's ACKs would come back after the timeout, every time
+ * (requester.c, sroce_req_fit_window()).
  */
 #define SROCE_REQ_MAX_UNACKED		256
 #define SROCE_REQ_MIN_WINDOW		32
 #define SROCE_REQ_RESTART_WINDOW	1
+
+/*
+ * A QP's first window, before any round trip was measured.  It asks for
+ * an ACK every 4 packets (a quarter of the window), so even on a 1 MB/s
+ * path at RoCE MTU 1024 the first ACKs come back within about 4 ms, well
+ * inside any local ACK timeout a consumer sets; a first window of 256
+ * would take a quarter of a second there.  The ACKs widen the window by
+ * what they acknowledge (doubling it per round trip, as TCP's slow start)
+ * up to window_cap.
+ */
+#define SROCE_REQ_INITIAL_WINDOW	16
 
 /*
  * Request AckReq at least every this many packets inside long messages
@@ -233,6 +250,8 @@ struct sroce_requester {
 	u32 noack_pkts;			/* sent since the last AckReq */
 	u32 rd_atomic;			/* READ/atomic WQEs fetched, not retired */
 	u32 window;			/* PSNs that may be unacknowledged */
+	u32 window_cap;			/* what the round trip allows, see requester.c */
+	u32 cap_psn;			/* psn_max when window_cap last fell */
 	u32 acked_psn;			/* comp.psn when the window last grew */
 	u32 fail_index;			/* with local_error */
 	u32 busy_retries;		/* transmit refused since the last send */
