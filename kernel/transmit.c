@@ -40,6 +40,7 @@
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
 #include <net/route.h>
+#include <net/sch_generic.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 
@@ -361,6 +362,13 @@ static void sroce_tx_push_ipv6(struct sk_buff *skb, const struct sroce_av *av,
  * is CHECKSUM_UNNECESSARY, as for loopback: RoCEv2 sends no UDP checksum,
  * and a GSO skb whose checksum is neither that nor CHECKSUM_PARTIAL is
  * split before any netdev sees it.
+ *
+ * Batches form only towards a device without a queueing discipline
+ * (sroce_tx_unqueued()): a qdisc sees a batch as one packet.  netem delays
+ * and drops it whole, a shaper releases it as one burst whose first
+ * packet waits for the last (32 ms for 64 KiB at 2 MB/s, past a short
+ * local ACK timeout: netem.sh's slow case), an AQM marks CE on one packet
+ * of 32.  A wire, and a RoCE NIC, would show them every packet.
  */
 #define SROCE_TX_BATCH_MAX	32
 
@@ -368,6 +376,18 @@ static bool tx_batch = true;
 module_param(tx_batch, bool, 0644);
 MODULE_PARM_DESC(tx_batch,
 		 "send each requester pass's run of packets to one destination as one UDP GSO skb (default on)");
+
+/*
+ * Does @dev queue nothing on transmit?  Its root qdisc is noqueue: the
+ * default of a veth, a bridge, a VLAN and most virtual devices; a NIC's
+ * default (mq, pfifo_fast, fq_codel) and anything an administrator added
+ * do queue.  Only the route's own device is asked, not a lower device
+ * under a VLAN.  Called with bottom halves disabled, an RCU read side.
+ */
+static bool sroce_tx_unqueued(const struct net_device *dev)
+{
+	return !rcu_dereference_bh(dev->qdisc)->enqueue;
+}
 
 static int sroce_tx_output(struct net *net, struct sk_buff *skb)
 {
@@ -439,7 +459,8 @@ static int sroce_tx_batch_slot(struct sroce_dev *sdev,
 	if (!batch)
 		return 0;
 	head = batch->head;
-	may_join = !local && READ_ONCE(tx_batch);
+	may_join = !local && READ_ONCE(tx_batch) &&
+		   sroce_tx_unqueued(skb_dst(skb)->dev);
 	if (head && (!may_join || batch->count >= SROCE_TX_BATCH_MAX ||
 		     skb->len > ntohs(udp_hdr(head)->len) ||
 		     head->len + skb->len + sizeof(struct ipv6hdr) > U16_MAX)) {

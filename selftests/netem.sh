@@ -20,10 +20,14 @@
 # The requester measures the round trip and probes no earlier than its
 # RFC 6298 timeout (requester.c, sroce_req_probe_delay()); with the fixed
 # floor alone, 64 KiB ib_write_bw x 200 resent 10,231 of 12,800 packets.
+# And a clean link slow enough that its queue, filled by a full window,
+# holds the ACKs past a short local ACK timeout (rate 16 Mbit/s, QP timeout
+# 16.8 ms): the requester keeps its window to what the timeout can wait for.
 #
 #   NETEM_MIB    MiB per operation and link (default 2; SELFTEST_LONG=1: 64)
 #   NETEM_CASES  the cases to run, by the first word of their name (loss1
-#                loss5 reorder duplicate corrupt jitter delay; default: all)
+#                loss5 reorder duplicate corrupt jitter delay slow; default:
+#                all)
 #
 # Each case prints its goodput: 3 x MIB MiB (SEND, WRITE, READ) over the
 # time pktgen's transfers took.  The limit per case is 150 s x
@@ -41,7 +45,7 @@ modprobe sch_netem 2>/dev/null
 
 mib=${NETEM_MIB:-2}
 [[ ${SELFTEST_LONG:-0} == 1 ]] && mib=${NETEM_MIB:-64}
-all_cases="loss1 loss5 reorder duplicate corrupt jitter delay"
+all_cases="loss1 loss5 reorder duplicate corrupt jitter delay slow"
 cases=${NETEM_CASES:-$all_cases}
 for c in $cases; do
 	[[ " $all_cases " == *" $c "* ]] ||
@@ -109,23 +113,13 @@ mark() { local n; for n in "$@"; do base[$n]=$(sum "$n"); done; }
 deltas() { local n; d=(); for n in "$@"; do d[$n]=$(($(sum "$n") - ${base[$n]})); done; }
 delta_line() { local n l=''; for n in "$@"; do l+=" $n ${d[$n]}"; done; echo "${l# }"; }
 
-# tx_batch Y|N: sroce's transmit batches (pkt.h) on or off; as loaded:
-batch0=$(< /sys/module/sroce/parameters/tx_batch)
-tx_batch() { echo "$1" > /sys/module/sroce/parameters/tx_batch; }
-
 # KEY | NAME | netem arguments | counters that must have moved (their sum)
-# | counters that must each have moved (each one listed in shown above)
-# | N: no transmit batches (default: as loaded).  netem delays, reorders
-# and drops skbs, and a transmit batch is one skb until the receiving
-# socket splits it: each 20000-byte message leaves as one batch, and
-# nothing in it can overtake anything.  A wire reorders packets, which is
-# what the reordering and jitter cases are about, so they run with one
-# skb per packet; loss, duplication and corruption run with batches, as
-# sent by default (a lost batch is a burst of lost packets; netem splits
-# a batch to corrupt one of its packets).
-while IFS='|' read -r key name args moved each batch; do
+# | counters that must each have moved (each one listed in shown above).
+# With netem on, sroce sends every packet as its own skb: it forms no
+# transmit batches (transmit.c) towards a device with a qdisc, so netem
+# drops, reorders, duplicates and corrupts packets, as a wire would.
+while IFS='|' read -r key name args moved each; do
 	[[ -z $name || " $cases " != *" $key "* ]] && continue
-	tx_batch "${batch:-$batch0}"
 	# Resolve both neighbours on the clean link first: pktgen's
 	# ibv_modify_qp() to RTR resolves the peer's MAC (ib_core, one ARP
 	# try of 1 s), and a lost ARP packet would fail the case before any
@@ -155,12 +149,11 @@ while IFS='|' read -r key name args moved each batch; do
 done <<'EOF2'
 loss1|loss 1%|loss 1%|req_retransmits
 loss5|loss 5%|loss 5%|req_retransmits
-reorder|reorder 25%|delay 2ms reorder 75% 50%|resp_seq_naks comp_out_of_order resp_duplicates|resp_held comp_held|N
+reorder|reorder 25%|delay 2ms reorder 75% 50%|resp_seq_naks comp_out_of_order resp_duplicates|resp_held comp_held
 duplicate|duplicate 5%|duplicate 5%|resp_duplicates comp_duplicates
 corrupt|corrupt 1%|corrupt 1%|rx_bad_icrc rx_bad_header rx_bad_opcode rx_no_qp rx_bad_qp_type rx_bad_pkey req_retransmits
-jitter|delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_duplicates req_retransmits|resp_held comp_held comp_patience_raised|N
+jitter|delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_duplicates req_retransmits|resp_held comp_held comp_patience_raised
 EOF2
-tx_batch "$batch0"
 
 # delay: a round trip longer than the probe floor, nothing lost.  Each
 # operation's probes must stay under 1 per 1000 packets sent, its resends under
@@ -197,6 +190,44 @@ if [[ " $cases " == *" delay "* ]]; then
 		line+=" ${d[req_timeouts]} ACK timeouts for $sent packets sent"
 		name="delay 10ms: $prog: probes under 0.1 %, resends under 5 %, replayed responses under 25 %"
 		if ((probes * 1000 <= sent && resent * 20 <= need && replayed * 4 <= need)); then
+			ok "$name ($line)"
+		else
+			not_ok "$name ($line)"
+		fi
+		diag "$prog: $(delta_line "${shown[@]}" "${delay_shown[@]}")"
+	done
+	netem_off
+fi
+
+# slow: a clean link whose own queue makes the round trip longer than the
+# local ACK timeout, unless the requester keeps less in flight.  netem's rate
+# 16 Mbit/s (2 MB/s) on both ends, its queue deep enough for everything in
+# flight, and perftest's QP timeout 12 (16.8 ms; 16 ms at HZ 250): a full
+# window of 256 packets of 1 KiB waits 128 ms in the qdisc, and every window
+# would end in a timeout and a go-back-N of packets that were only queued.
+# The requester starts with a small window and keeps it to what the timeout
+# can wait for (requester.h, SROCE_REQ_INITIAL_WINDOW; requester.c,
+# sroce_req_fit_window()), and no transmit batch forms towards the qdisc
+# (a 32 KiB batch alone would take 16 ms to leave it): each transfer must
+# complete with at most 2 ACK timeouts, resends and replayed responses
+# under 5 % of what it needed, and no batch.  Before (a first window of
+# 256, no fit, batches through the qdisc), ib_write_bw ended in
+# IB_WC_RETRY_EXC_ERR after 10-11 ACK timeouts with batches or without, and
+# ib_read_bw with batches (10 timeouts before its first response).
+if [[ " $cases " == *" slow "* ]]; then
+	netem_both rate 16mbit limit 10000
+	for prog in ib_write_bw ib_read_bw; do
+		mark "${shown[@]}" "${delay_shown[@]}" tx_batches
+		perftest_pair "slow link: $prog 64 KiB x 48, QP timeout 16.8 ms" \
+			$NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A \
+			$prog -s 65536 -n 48 -m 1024 -u 12 || { diag "$(tail -3 /tmp/pt.cli)"; continue; }
+		deltas "${shown[@]}" "${delay_shown[@]}" tx_batches
+		sent=${d[tx_packets]} resent=${d[req_retransmits]} replayed=${d[comp_duplicates]}
+		need=$((sent - resent - replayed))
+		line="$prog: ${d[req_timeouts]} ACK timeouts, $resent resends and $replayed replayed"
+		line+=" responses for $sent packets sent, ${d[tx_batches]} batches"
+		name="slow link: $prog: at most 2 ACK timeouts, resends under 5 %, no batch"
+		if ((d[req_timeouts] <= 2 && (resent + replayed) * 20 <= need && d[tx_batches] == 0)); then
 			ok "$name ($line)"
 		else
 			not_ok "$name ($line)"
