@@ -738,30 +738,36 @@ static unsigned long sroce_req_probe_in(const struct sroce_requester *req)
  * waiting, and after retry_cnt of them in a row in IB_WC_RETRY_EXC_ERR
  * with nothing lost (seen: rc_verbs at path MTU 256 in loopback on the
  * debug kernel, a 36 ms round trip against a 16.8 ms timeout, 1,100
- * timeouts and 40 % of all packets resent per run).  So a sample above
- * half the timeout halves window_cap, once per round trip (only a PSN
- * sent after the last cut counts), and one below a quarter raises it by
- * a quarter: where the round trip grows with the window, one step up
- * cannot jump from below a quarter to above a half.  A timeout alone
- * does not lower it (on a lossy path it is mostly loss; the round trips
- * of what is sent next tell).  On a path fast against the timeout the cap
- * stays at SROCE_REQ_MAX_UNACKED and nothing changes.
+ * timeouts and 40 % of all packets resent per run).
+ *
+ * The part of a sample the window makes is the queue: the sample less the
+ * shortest one seen (min_rtt_us, the path's own delay).  A sample above
+ * half the timeout whose queue is above a quarter halves window_cap, once
+ * per round trip (only a PSN sent after the last cut counts); a sample
+ * below a quarter of the timeout, or with a queue below an eighth, raises
+ * it by a quarter.  While a queue remains the link stays busy, so the cut
+ * costs no throughput; a path whose own delay is long (netem.sh's delay
+ * case) is left alone, since a smaller window would only slow it down.
+ * A timeout alone does not lower the cap (on a lossy path it is mostly
+ * loss).  On a path fast against the timeout the cap stays at
+ * SROCE_REQ_MAX_UNACKED and nothing changes.
  */
 static void sroce_req_fit_window(struct sroce_requester *req, u32 rtt_us)
 {
-	u32 timeout_us;
+	u32 timeout_us, queue_us;
 
 	if (!req->timeout)
 		return;
 	timeout_us = jiffies_to_usecs(req->timeout);
-	if (rtt_us > timeout_us / 2) {
+	queue_us = rtt_us - req->min_rtt_us;
+	if (rtt_us > timeout_us / 2 && queue_us > timeout_us / 4) {
 		if (sroce_psn_before(req->rtt_psn, req->cap_psn))
 			return;
 		req->window_cap = max_t(u32, min(req->window_cap,
 						 req->window) / 2, 1);
 		req->window = min(req->window, req->window_cap);
 		req->cap_psn = req->psn_max;
-	} else if (rtt_us < timeout_us / 4) {
+	} else if (rtt_us < timeout_us / 4 || queue_us < timeout_us / 8) {
 		req->window_cap = min_t(u32, req->window_cap +
 					req->window_cap / 4 + 1,
 					SROCE_REQ_MAX_UNACKED);
@@ -792,6 +798,8 @@ static void sroce_req_rtt_sample(struct sroce_requester *req, u32 comp_psn)
 	/* Bounded so that srtt + 4 rttvar stays far from overflowing. */
 	rtt = clamp_t(u64, div_u64(ktime_get_ns() - req->rtt_sent_ns,
 				   NSEC_PER_USEC), 1, SROCE_REQ_RTT_MAX_US);
+	if (!req->srtt_us || rtt < req->min_rtt_us)
+		req->min_rtt_us = rtt;
 	if (!req->srtt_us) {
 		req->srtt_us = rtt;
 		req->rttvar_us = rtt / 2;
@@ -1756,6 +1764,7 @@ static void sroce_req_reset_state(struct sroce_qp *qp)
 	req->probed = false;
 	req->rtt_timing = false;
 	req->srtt_us = 0;
+	req->min_rtt_us = 0;
 	req->rttvar_us = 0;
 	req->started = false;
 	req->error = false;

@@ -286,6 +286,7 @@ struct sroce_requester {
 	u64 rtt_sent_ns;		/* ktime_get_ns() when rtt_psn left */
 	u32 srtt_us;			/* smoothed RTT, 0: no sample yet */
 	u32 rttvar_us;			/* its mean deviation */
+	u32 min_rtt_us;			/* the shortest sample since RESET */
 	bool dying;			/* being destroyed: do nothing */
 	bool want_qp_error;		/* ask qp.c to move the QP to ERR */
 	bool draining;			/* SQD: start no new WQE */

@@ -75,6 +75,7 @@ static int sroce_fill_qp_requester(struct sk_buff *msg, struct sroce_qp *qp)
 			  jiffies_to_msecs(READ_ONCE(req->timeout))) ||
 	    sroce_put_u32(msg, "srtt_us", READ_ONCE(req->srtt_us)) ||
 	    sroce_put_u32(msg, "rttvar_us", READ_ONCE(req->rttvar_us)) ||
+	    sroce_put_u32(msg, "min_rtt_us", READ_ONCE(req->min_rtt_us)) ||
 	    sroce_put_u32(msg, "read_resp_held",
 			  skb_queue_len_lockless(&qp->comp.held)) ||
 	    sroce_put_u32(msg, "read_resp_patience",
