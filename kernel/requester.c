@@ -1407,8 +1407,12 @@ bool sroce_req_use_retry(struct sroce_qp *qp)
 
 /*
  * The responder had no receive WQE for the request at @psn (everything
- * before it was acknowledged): wait for the NAK's timer, then resend from
- * @psn.  rnr_retry 7 means retry forever.
+ * before it was acknowledged): wait for the NAK's timer, then resend @psn
+ * alone and wait for its ACK before anything else, as after a sequence
+ * NAK (requester.h): a sroce responder held what followed and
+ * acknowledges it all at once (with the SQ poller, 64 B SENDs had 40-55
+ * such packets sent again per RNR NAK), any other dropped it and the
+ * go-back-N goes on from the next PSN.  rnr_retry 7 means retry forever.
  */
 void sroce_req_rnr_wait(struct sroce_qp *qp, u32 psn, unsigned int timer_code)
 {
@@ -1432,6 +1436,8 @@ void sroce_req_rnr_wait(struct sroce_qp *qp, u32 psn, unsigned int timer_code)
 
 	trace_sroce_retransmit(&qp->ibqp, psn, req->psn_max, "rnr_nak");
 	sroce_req_send_from(qp, psn);
+	req->resend_one = true;
+	req->gap_psn = psn;
 	req->rnr_wait = true;
 	timer_delete(&req->retrans_timer);
 	delay = usecs_to_jiffies(sroce_rnr_timer_usec(timer_code));

@@ -112,6 +112,8 @@ declare -A base d
 mark() { local n; for n in "$@"; do base[$n]=$(sum "$n"); done; }
 deltas() { local n; d=(); for n in "$@"; do d[$n]=$(($(sum "$n") - ${base[$n]})); done; }
 delta_line() { local n l=''; for n in "$@"; do l+=" $n ${d[$n]}"; done; echo "${l# }"; }
+# verdict NAME DETAIL PASSED: "NAME (DETAIL)", ok if PASSED is 1
+verdict() { if (($3)); then ok "$1 ($2)"; else not_ok "$1 ($2)"; fi; }
 
 # KEY | NAME | netem arguments | counters that must have moved (their sum)
 # | counters that must each have moved (each one listed in shown above).
@@ -188,12 +190,8 @@ if [[ " $cases " == *" delay "* ]]; then
 		need=$((sent - resent - replayed))
 		line="$prog: $resent resends and $replayed replayed responses, $probes probes,"
 		line+=" ${d[req_timeouts]} ACK timeouts for $sent packets sent"
-		name="delay 10ms: $prog: probes under 0.1 %, resends under 5 %, replayed responses under 25 %"
-		if ((probes * 1000 <= sent && resent * 20 <= need && replayed * 4 <= need)); then
-			ok "$name ($line)"
-		else
-			not_ok "$name ($line)"
-		fi
+		verdict "delay 10ms: $prog: probes under 0.1 %, resends under 5 %, replayed responses under 25 %" \
+			"$line" $((probes * 1000 <= sent && resent * 20 <= need && replayed * 4 <= need))
 		diag "$prog: $(delta_line "${shown[@]}" "${delay_shown[@]}")"
 	done
 	netem_off
@@ -229,12 +227,8 @@ if [[ " $cases " == *" slow "* ]]; then
 		need=$((sent - resent - replayed))
 		line="$prog: ${d[req_timeouts]} ACK timeouts, $resent resends and $replayed replayed"
 		line+=" responses for $sent packets sent, ${d[tx_batches]} batches"
-		name="slow link: $prog: resends under 5 %, no batch"
-		if (((resent + replayed) * 20 <= need && d[tx_batches] == 0)); then
-			ok "$name ($line)"
-		else
-			not_ok "$name ($line)"
-		fi
+		verdict "slow link: $prog: resends under 5 %, no batch" \
+			"$line" $(((resent + replayed) * 20 <= need && d[tx_batches] == 0))
 		diag "$prog: $(delta_line "${shown[@]}" "${delay_shown[@]}")"
 	done
 	netem_off
