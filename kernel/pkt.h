@@ -184,13 +184,19 @@ struct sk_buff *sroce_pkt_alloc(struct sroce_qp *qp, u8 opcode, u32 psn,
 				u32 payload_len, u32 flags);
 
 /*
- * Zero-copy transmit.  The payload of a SEND or WRITE request and of a
- * READ response from user MRs is not copied: the MR's pinned pages go
- * into the skb as page fragments, each with a page reference, so a
- * deregistration (or the owner's exit) while the packet is queued is
+ * Zero-copy transmit.  The payload of an RC or XRC SEND or WRITE request
+ * and of a READ response from user MRs is not copied: the MR's pinned
+ * pages go into the skb as page fragments, each with a page reference, so
+ * a deregistration (or the owner's exit) while the packet is queued is
  * harmless: the page outlives the MR until the skb is freed.  That saves
  * one copy of every payload byte on the sending side; the ICRC still
- * reads them once.  Payloads below SROCE_PKT_ZC_MIN are copied: a
+ * reads them once.  A request completes only when the peer acknowledged
+ * it, so the application rewrites its buffer only once the responder took
+ * the data (a copy still queued is a duplicate, never executed); UC and
+ * UD complete a request when it is sent, so theirs are copied: a packet
+ * still queued would carry what the buffer holds later (its ICRC would
+ * no longer match, or, where the receiver trusts it, recv.c, be taken as
+ * sent).  Payloads below SROCE_PKT_ZC_MIN are copied: a
  * fragment costs more than copying a few hundred bytes.  Kernel MRs (DMA,
  * fast registration) are copied too, and so is a packet whose memory would
  * need more fragments than an skb has.

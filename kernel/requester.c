@@ -661,7 +661,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	if (!sroce_qp_is_reliable(qp))
 		flags &= ~SROCE_PKT_ACKREQ;
 
-	if (pos.paylen >= SROCE_PKT_ZC_MIN &&
+	if (pos.paylen >= SROCE_PKT_ZC_MIN && sroce_qp_is_reliable(qp) &&
 	    !(swqe->flags & SROCE_SEND_INLINE)) {
 		skb = sroce_req_build_zc(qp, swqe, opcode, psn, flags, &pos,
 					 status);

@@ -9,7 +9,8 @@
 #   (b) interop with rdma_rxe: UD and UC both ways
 # perftest's ib_send_bw -c UD, -c UC and ib_write_bw -c UC complete, and
 # ud_verbs (the UD and UC details the example programs do not look at:
-# GRH area, completion fields, Q_Key, lengths, address handles, UC loss).
+# GRH area, completion fields, Q_Key, lengths, address handles, UC loss,
+# a send buffer rewritten while its packet is still on the path).
 
 . "$(dirname "$0")/lib.sh"
 
@@ -78,6 +79,16 @@ if topo_pair 2>/tmp/topo.err; then
 		tc -n $NS_A qdisc del dev $VETH_A root
 	else
 		skip "UC with loss" "no netem: $(< /tmp/tc.err)"
+	fi
+	# UD and UC sends complete before the packet arrives: netem holds A's
+	# packets for 100 ms while the sender rewrites its buffer
+	if tc -n $NS_A qdisc add dev $VETH_A root netem delay 100ms 2>/tmp/tc.err; then
+		ud_suite "send buffer reused while the packet is held" $NS_A \
+			-d $DEV_A -g "$(gid_index $DEV_A $IP4_A)" \
+			-D $DEV_B -G "$(gid_index $DEV_B $IP4_B)" -Q
+		tc -n $NS_A qdisc del dev $VETH_A root
+	else
+		skip "send buffer reuse" "no netem: $(< /tmp/tc.err)"
 	fi
 else
 	not_ok "topology (a)"

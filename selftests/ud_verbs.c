@@ -38,11 +38,17 @@
 
 static const char *opt_unreach;
 static bool opt_loss;		/* -L: the path drops packets; UC test only */
+static bool opt_queue;		/* -Q: the path holds packets; reuse test only */
 
-/* Under -L only the UC loss test runs: UD over a lossy path proves nothing. */
+/*
+ * Under -L only the UC loss test runs: UD over a lossy path proves nothing;
+ * under -Q only the buffer reuse test.
+ */
 #define SKIP_UNDER_LOSS() do { \
 	if (opt_loss) \
 		SKIP(return, "-L: only the UC loss test runs"); \
+	if (opt_queue) \
+		SKIP(return, "-Q: only the buffer reuse test runs"); \
 } while (0)
 
 FIXTURE(ud) {
@@ -437,6 +443,8 @@ TEST_F_TIMEOUT(ud, uc_multi_packet_and_loss, 120)
 	struct ibv_qp_attr qa;
 	struct ibv_wc wc;
 
+	if (opt_queue)
+		SKIP(return, "-Q: only the buffer reuse test runs");
 	a->qp = qp_init(_metadata, a, IBV_QPT_UC);
 	b->qp = qp_init(_metadata, b, IBV_QPT_UC);
 	ASSERT_NE(NULL, a->qp);
@@ -483,11 +491,71 @@ TEST_F_TIMEOUT(ud, uc_multi_packet_and_loss, 120)
 	EXPECT_EQ(IBV_QPS_RTS, qa.qp_state);
 }
 
+/*
+ * UD and UC complete a send once it is on its way: the application may
+ * then write the next data into the buffer.  With -Q the caller holds A's
+ * packets on the path (netem delay) for longer than that takes; the
+ * message must still arrive as it was when posted, whole.
+ */
+static void reuse_case(struct __test_metadata *_metadata, FIXTURE_DATA(ud) *self,
+		       enum ibv_qp_type type)
+{
+	struct side *a = self->a, *b = self->b;
+	uint32_t len = type == IBV_QPT_UD ? (uint32_t)mtu_bytes(a) : 3u * mtu_bytes(a) + 100;
+	uint32_t grh = type == IBV_QPT_UD ? GRH_LEN : 0;
+	struct ibv_sge sg = { (uintptr_t)a->buf, len, a->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = 2, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+	uint8_t *sent;
+	struct ibv_wc wc;
+
+	if (!opt_queue)
+		SKIP(return, "needs a path that holds packets (-Q)");
+	sent = malloc(len);
+	ASSERT_NE(NULL, sent);
+	if (type == IBV_QPT_UD) {
+		ud_pair(_metadata, self);
+		wr.wr.ud.ah = self->ah;
+		wr.wr.ud.remote_qpn = b->qp->qp_num;
+		wr.wr.ud.remote_qkey = QKEY;
+	} else {
+		a->qp = qp_init(_metadata, a, IBV_QPT_UC);
+		b->qp = qp_init(_metadata, b, IBV_QPT_UC);
+		ASSERT_NE(NULL, a->qp);
+		ASSERT_NE(NULL, b->qp);
+		qp_rts(_metadata, a, a->qp, b->qp->qp_num, &b->gid);
+		qp_rts(_metadata, b, b->qp, a->qp->qp_num, &a->gid);
+	}
+	pattern(a->buf, len, 5);
+	memcpy(sent, a->buf, len);
+	ASSERT_EQ(0, post_recv(b->qp, b, 1, 0, len + grh));
+	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad));
+	EXPECT_WC(a->cq, wc, 2, IBV_WC_SUCCESS);
+	/* Still held on the path: the next data goes into the buffer. */
+	memset(a->buf, 0x5a, len);
+	EXPECT_WC(b->cq, wc, 1, IBV_WC_SUCCESS);
+	EXPECT_EQ(len + grh, wc.byte_len);
+	EXPECT_EQ(0, memcmp(sent, b->buf + grh, len))
+		TH_LOG("%s: the message arrived with bytes written after its completion",
+		       type == IBV_QPT_UD ? "UD" : "UC");
+	free(sent);
+}
+
+TEST_F(ud, ud_send_buffer_reused_after_completion)
+{
+	reuse_case(_metadata, self, IBV_QPT_UD);
+}
+
+TEST_F(ud, uc_send_buffer_reused_after_completion)
+{
+	reuse_case(_metadata, self, IBV_QPT_UC);
+}
+
 int main(int argc, char **argv)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:g:D:G:u:Lh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:D:G:u:LQh")) != -1) {
 		switch (opt) {
 		case 'd': opt_dev[0] = optarg; break;
 		case 'g': opt_gidx[0] = atoi(optarg); break;
@@ -495,8 +563,9 @@ int main(int argc, char **argv)
 		case 'G': opt_gidx[1] = atoi(optarg); break;
 		case 'u': opt_unreach = optarg; break;
 		case 'L': opt_loss = true; break;
+		case 'Q': opt_queue = true; break;
 		default:
-			fprintf(stderr, "usage: %s -d DEV -g GIDX [-D DEV2 -G GIDX2] [-u IP] [-L]\n",
+			fprintf(stderr, "usage: %s -d DEV -g GIDX [-D DEV2 -G GIDX2] [-u IP] [-L | -Q]\n",
 				argv[0]);
 			return opt == 'h' ? 0 : 2;
 		}
