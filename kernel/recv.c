@@ -12,7 +12,8 @@
  *            the pad fits in the payload; no payload where the opcode
  *            carries none
  *   ICRC     over the whole packet, after the headers are known to be
- *            there, before any QP state is looked at
+ *            there, before any QP state is looked at; not for a packet
+ *            that never crossed a wire (sroce_rx_icrc())
  *   QP       one with that number exists (a reference is taken), of a
  *            type the opcode is defined for, in a state that receives
  *            that class of packet, connected to the packet's sender
@@ -150,16 +151,33 @@ static enum sroce_rx_drop sroce_rx_bth(struct sk_buff *skb)
 	return SROCE_RX_OK;
 }
 
-static enum sroce_rx_drop sroce_rx_icrc(struct sk_buff *skb)
+/*
+ * The ICRC guards the packet against corruption on a wire.  One whose
+ * checksum state is CHECKSUM_PARTIAL never crossed a wire: the kernel
+ * gives that state only to packets built in this host and handed on in
+ * memory (a veth, loopback); whatever puts one on a wire fills its UDP
+ * checksum in first, and the receiving host sees a checksum.  TCP and UDP
+ * skip their checksums for such packets; sroce skips the ICRC check
+ * (counted in rx_icrc_trusted).  It sends its own packets to a veth or
+ * loopback that way (transmit.c), rdma_rxe and raw sockets do not.
+ */
+static enum sroce_rx_drop sroce_rx_icrc(struct sroce_dev *sdev,
+					struct sk_buff *skb)
 {
-	int err = sroce_icrc_verify(skb);
+	int err;
 
+	if (skb->ip_summed == CHECKSUM_PARTIAL) {
+		atomic64_inc(&sdev->stats.rx_icrc_trusted);
+		return SROCE_RX_OK;
+	}
+	err = sroce_icrc_verify(skb);
 	if (err == -EBADMSG)
 		return SROCE_RX_BAD_ICRC;
 	return err ? SROCE_RX_BAD_HEADER : SROCE_RX_OK;
 }
 
-static enum sroce_rx_drop sroce_rx_check_packet(struct sk_buff *skb)
+static enum sroce_rx_drop sroce_rx_check_packet(struct sroce_dev *sdev,
+						struct sk_buff *skb)
 {
 	enum sroce_rx_drop reason;
 
@@ -167,7 +185,7 @@ static enum sroce_rx_drop sroce_rx_check_packet(struct sk_buff *skb)
 	if (reason == SROCE_RX_OK)
 		reason = sroce_rx_bth(skb);
 	if (reason == SROCE_RX_OK)
-		reason = sroce_rx_icrc(skb);
+		reason = sroce_rx_icrc(sdev, skb);
 	return reason;
 }
 
@@ -308,7 +326,7 @@ void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb)
 			     &sdev->stats.rx_bytes);
 	memset(SROCE_PKT(skb), 0, sizeof(struct sroce_pkt));
 
-	reason = sroce_rx_check_packet(skb);
+	reason = sroce_rx_check_packet(sdev, skb);
 	if (reason != SROCE_RX_OK)
 		goto drop;
 	SROCE_PKT(skb)->sdev = sdev;

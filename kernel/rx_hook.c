@@ -9,7 +9,8 @@
  * rx_handler instead, as a RoCE NIC takes RoCE packets off the wire: a
  * unicast IPv4 datagram to UDP port 4791 and one of the netdev's own
  * addresses, without IP options or fragmentation and with no UDP checksum
- * (RoCEv2 senders send none), goes straight to sroce_rcv(); anything else,
+ * (RoCEv2 senders send none; one left to fill in, CHECKSUM_PARTIAL, is not
+ * one yet: recv.c), goes straight to sroce_rcv(); anything else,
  * IPv6 and VLAN-tagged traffic included, goes on to the IP stack as before.
  * The IP header is checked here as ip_rcv() would (version, length,
  * checksum); sroce_rcv() checks the rest.
@@ -86,7 +87,8 @@ static bool sroce_rx_hook_wants(struct sk_buff *skb)
 	uh = (const struct udphdr *)(iph + 1);
 	if (iph->version != 4 || iph->ihl != 5 ||
 	    iph->protocol != IPPROTO_UDP || ip_is_fragment(iph) ||
-	    uh->dest != htons(ROCE_V2_UDP_DPORT) || uh->check)
+	    uh->dest != htons(ROCE_V2_UDP_DPORT) ||
+	    (uh->check && skb->ip_summed != CHECKSUM_PARTIAL))
 		return false;
 	len = ntohs(iph->tot_len);
 	if (len > skb->len || ntohs(uh->len) != len - sizeof(*iph))

@@ -120,6 +120,7 @@ struct sroce_stats {
 	atomic64_t rx_bad_header;
 	atomic64_t rx_bad_opcode;
 	atomic64_t rx_bad_icrc;
+	atomic64_t rx_icrc_trusted;	/* never crossed a wire: not checked */
 	atomic64_t rx_no_qp;
 	atomic64_t rx_bad_qp_type;
 	atomic64_t rx_bad_state;

@@ -26,6 +26,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	SROCE_STAT(rx_bad_header),
 	SROCE_STAT(rx_bad_opcode),
 	SROCE_STAT(rx_bad_icrc),
+	SROCE_STAT(rx_icrc_trusted),
 	SROCE_STAT(rx_no_qp),
 	SROCE_STAT(rx_bad_qp_type),
 	SROCE_STAT(rx_bad_state),

@@ -36,11 +36,13 @@
 #include <net/dst_cache.h>
 #include <net/ip.h>
 #include <net/inet_ecn.h>
+#include <net/ip6_checksum.h>
 #include <net/ip6_route.h>
 #include <net/ipv6.h>
 #include <net/ipv6_stubs.h>
 #include <net/route.h>
 #include <net/sch_generic.h>
+#include <net/udp.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 
@@ -335,6 +337,42 @@ static void sroce_tx_push_ipv6(struct sk_buff *skb, const struct sroce_av *av,
 	skb->protocol = htons(ETH_P_IPV6);
 }
 
+/*
+ * Does a packet sent out of @dev stay in this host's memory?  A veth
+ * hands it to its peer, loopback to itself: no wire, no bit errors.
+ * Other virtual devices (VLAN, bridge, macvlan) may lead to a wire and are
+ * not asked about what lies below them.
+ */
+static bool sroce_tx_host_local(const struct net_device *dev)
+{
+	return (dev->flags & IFF_LOOPBACK) ||
+	       (dev->rtnl_link_ops && !strcmp(dev->rtnl_link_ops->kind, "veth"));
+}
+
+/*
+ * A packet that stays in this host is sent as the kernel sends its own UDP
+ * and TCP there: CHECKSUM_PARTIAL, the UDP checksum left to whoever puts it
+ * on a wire (a bridge or a route may still lead it to a NIC, which then
+ * fills it in).  A receiver in this host takes that state as "never
+ * crossed a wire" and skips the checksum; sroce's skips the ICRC check
+ * (recv.c), and so reads each payload byte once, for the copy.  The ICRC
+ * itself is always computed: rdma_rxe, a capture or a NIC may get the
+ * packet.  Elsewhere the UDP checksum stays 0, as RoCEv2 senders send it.
+ */
+static void sroce_tx_csum(struct sk_buff *skb, bool host_local)
+{
+	unsigned int ulen = ntohs(udp_hdr(skb)->len);
+
+	if (!host_local)
+		return;
+	if (skb->protocol == htons(ETH_P_IP))
+		udp_set_csum(false, skb, ip_hdr(skb)->saddr, ip_hdr(skb)->daddr,
+			     ulen);
+	else
+		udp6_set_csum(false, skb, &ipv6_hdr(skb)->saddr,
+			      &ipv6_hdr(skb)->daddr, ulen);
+}
+
 /* ---- batches ---------------------------------------------------------------- */
 
 /*
@@ -359,9 +397,10 @@ static void sroce_tx_push_ipv6(struct sk_buff *skb, const struct sroce_av *av,
  * Until the split, the head's IP and UDP lengths cover the whole batch, as
  * the IP and UDP receive code expect.  A batch stays under 64 KiB (the
  * 16-bit IP lengths) and SROCE_TX_BATCH_MAX packets.  Its checksum state
- * is CHECKSUM_UNNECESSARY, as for loopback: RoCEv2 sends no UDP checksum,
- * and a GSO skb whose checksum is neither that nor CHECKSUM_PARTIAL is
- * split before any netdev sees it.
+ * is its packets' (sroce_tx_csum()): CHECKSUM_PARTIAL towards a veth, and
+ * otherwise CHECKSUM_UNNECESSARY (RoCEv2 sends no UDP checksum), as a GSO
+ * skb whose checksum is neither of the two is split before any netdev
+ * sees it.
  *
  * Batches form only towards a device without a queueing discipline
  * (sroce_tx_unqueued()): a qdisc sees a batch as one packet.  netem delays
@@ -426,7 +465,8 @@ static int sroce_tx_batch_send(struct sroce_dev *sdev,
 		shinfo->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
 		shinfo->gso_segs = count;
 		uh->len = htons(head->len - skb_transport_offset(head));
-		head->ip_summed = CHECKSUM_UNNECESSARY;
+		if (head->ip_summed != CHECKSUM_PARTIAL)
+			head->ip_summed = CHECKSUM_UNNECESSARY;
 	}
 	err = sroce_tx_output(dev_net(sdev->ndev), head);
 	if (err) {
@@ -511,15 +551,14 @@ int sroce_tx_batch_flush(struct sroce_qp *qp, struct sroce_tx_batch *batch)
  * stays attached: the IP layer then delivers it like a packet that came
  * through lo, without the input route lookup, whose source validation
  * would reject a packet from an address of this host arriving on a
- * device other than lo.  The checksum state says "verified": the ICRC,
- * which the receive side checks, covers the packet.
+ * device other than lo.  The checksum state is CHECKSUM_PARTIAL, as
+ * through lo (sroce_tx_csum()).
  */
 static int sroce_tx_loopback(struct sk_buff *skb, struct net_device *to)
 {
 	memset(skb->cb, 0, sizeof(skb->cb));
 	skb->dev = to;
 	skb->pkt_type = PACKET_HOST;
-	skb->ip_summed = CHECKSUM_UNNECESSARY;
 	skb_reset_mac_header(skb);
 	skb->mac_len = 0;
 	return netif_rx(skb) == NET_RX_SUCCESS ? 0 : -ENOBUFS;
@@ -609,6 +648,7 @@ static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 
 	sroce_tx_push_ipv4(net, skb, av, sroce_tx_tos(sdev, av),
 			   av->ttl ?: ip4_dst_hoplimit(&rt->dst), index);
+	sroce_tx_csum(skb, local || sroce_tx_host_local(rt->dst.dev));
 	err = sroce_icrc_generate(skb);
 	if (err)
 		goto drop;
@@ -677,6 +717,7 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 
 	sroce_tx_push_ipv6(skb, av, sroce_tx_tos(sdev, av),
 			   av->ttl ?: ip6_dst_hoplimit(dst));
+	sroce_tx_csum(skb, local || sroce_tx_host_local(dst->dev));
 	err = sroce_icrc_generate(skb);
 	if (err)
 		goto drop;

@@ -132,5 +132,20 @@ done
 
 # What recovery cost over all steps (resends, probes, timeouts, duplicates)
 diag "$PAIR_DRIVER counters at the end: $(rdma statistic show link "$PAIR_DEV/1" 2>&1)"
+# Packets that came through a NIC carry no "never left this host" mark
+# (CHECKSUM_PARTIAL, recv.c): sroce checks every one's ICRC.
+if [[ $PAIR_DRIVER == sroce ]]; then
+	rx=$(port_attr $PAIR_DEV hw_counters/rx_packets)
+	trusted=$(port_attr $PAIR_DEV hw_counters/rx_icrc_trusted)
+	bad=$(port_attr $PAIR_DEV hw_counters/rx_bad_icrc)
+	if ((rx > 0 && trusted == 0)); then
+		ok "every packet received over $SROCE_PAIR_NETDEV had its ICRC checked"
+	else
+		not_ok "every packet received over $SROCE_PAIR_NETDEV had its ICRC checked"
+	fi
+	diag "received $rx, ICRC trusted $trusted, bad ICRC $bad"
+else
+	skip "ICRC checked over $SROCE_PAIR_NETDEV" "$PAIR_DRIVER in guest $side"
+fi
 check_dmesg_clean "kernel log clean in guest $side"
 finish
