@@ -220,6 +220,19 @@ static void ud_pair(struct __test_metadata *_metadata, FIXTURE_DATA(ud) *self)
 	ASSERT_NE(NULL, self->ah) TH_LOG("ibv_create_ah: %s", strerror(errno));
 }
 
+/* A UC QP on each side, connected to the other's, in RTS. */
+static void uc_pair(struct __test_metadata *_metadata, FIXTURE_DATA(ud) *self)
+{
+	struct side *a = self->a, *b = self->b;
+
+	a->qp = qp_init(_metadata, a, IBV_QPT_UC);
+	b->qp = qp_init(_metadata, b, IBV_QPT_UC);
+	ASSERT_NE(NULL, a->qp);
+	ASSERT_NE(NULL, b->qp);
+	qp_rts(_metadata, a, a->qp, b->qp->qp_num, &b->gid);
+	qp_rts(_metadata, b, b->qp, a->qp->qp_num, &a->gid);
+}
+
 static int mtu_bytes(struct side *s)
 {
 	return 128 << s->port.active_mtu;
@@ -445,12 +458,7 @@ TEST_F_TIMEOUT(ud, uc_multi_packet_and_loss, 120)
 
 	if (opt_queue)
 		SKIP(return, "-Q: only the buffer reuse test runs");
-	a->qp = qp_init(_metadata, a, IBV_QPT_UC);
-	b->qp = qp_init(_metadata, b, IBV_QPT_UC);
-	ASSERT_NE(NULL, a->qp);
-	ASSERT_NE(NULL, b->qp);
-	qp_rts(_metadata, a, a->qp, b->qp->qp_num, &b->gid);
-	qp_rts(_metadata, b, b->qp, a->qp->qp_num, &a->gid);
+	uc_pair(_metadata, self);
 
 	for (i = 0; i < n; i++)
 		ASSERT_EQ(0, post_recv(b->qp, b, 1000 + i, i * 16384, 16384));
@@ -519,12 +527,7 @@ static void reuse_case(struct __test_metadata *_metadata, FIXTURE_DATA(ud) *self
 		wr.wr.ud.remote_qpn = b->qp->qp_num;
 		wr.wr.ud.remote_qkey = QKEY;
 	} else {
-		a->qp = qp_init(_metadata, a, IBV_QPT_UC);
-		b->qp = qp_init(_metadata, b, IBV_QPT_UC);
-		ASSERT_NE(NULL, a->qp);
-		ASSERT_NE(NULL, b->qp);
-		qp_rts(_metadata, a, a->qp, b->qp->qp_num, &b->gid);
-		qp_rts(_metadata, b, b->qp, a->qp->qp_num, &a->gid);
+		uc_pair(_metadata, self);
 	}
 	pattern(a->buf, len, 5);
 	memcpy(sent, a->buf, len);
