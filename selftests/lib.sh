@@ -111,6 +111,9 @@ check_fails() {
 	return 1
 }
 
+# verdict NAME DETAIL PASSED: "NAME (DETAIL)", ok if PASSED is 1
+verdict() { if (($3)); then ok "$1 ($2)"; else not_ok "$1 ($2)"; fi; }
+
 # check_eq NAME EXPECTED ACTUAL
 check_eq() {
 	if [[ "$2" == "$3" ]]; then

@@ -112,8 +112,6 @@ declare -A base d
 mark() { local n; for n in "$@"; do base[$n]=$(sum "$n"); done; }
 deltas() { local n; d=(); for n in "$@"; do d[$n]=$(($(sum "$n") - ${base[$n]})); done; }
 delta_line() { local n l=''; for n in "$@"; do l+=" $n ${d[$n]}"; done; echo "${l# }"; }
-# verdict NAME DETAIL PASSED: "NAME (DETAIL)", ok if PASSED is 1
-verdict() { if (($3)); then ok "$1 ($2)"; else not_ok "$1 ($2)"; fi; }
 
 # KEY | NAME | netem arguments | counters that must have moved (their sum)
 # | counters that must each have moved (each one listed in shown above).

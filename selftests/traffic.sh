@@ -54,12 +54,8 @@ icrc_check() {
 	rx=$((a[0] - b[0])) trusted=$((a[1] - b[1])) bad=$((a[2] - b[2]))
 	want=0
 	[[ $4 == all ]] && want=$rx
-	if ((rx > 0 && trusted == want && bad == 0)); then
-		ok "$1"
-	else
-		not_ok "$1"
-	fi
-	diag "$2: received $rx, ICRC trusted $trusted, bad ICRC $bad"
+	verdict "$1" "$2: received $rx, ICRC trusted $trusted, bad ICRC $bad" \
+		$((rx > 0 && trusted == want && bad == 0))
 }
 
 # (a) sroce <-> sroce

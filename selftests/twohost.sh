@@ -138,12 +138,8 @@ if [[ $PAIR_DRIVER == sroce ]]; then
 	rx=$(port_attr $PAIR_DEV hw_counters/rx_packets)
 	trusted=$(port_attr $PAIR_DEV hw_counters/rx_icrc_trusted)
 	bad=$(port_attr $PAIR_DEV hw_counters/rx_bad_icrc)
-	if ((rx > 0 && trusted == 0)); then
-		ok "every packet received over $SROCE_PAIR_NETDEV had its ICRC checked"
-	else
-		not_ok "every packet received over $SROCE_PAIR_NETDEV had its ICRC checked"
-	fi
-	diag "received $rx, ICRC trusted $trusted, bad ICRC $bad"
+	verdict "every packet received over $SROCE_PAIR_NETDEV had its ICRC checked" \
+		"received $rx, ICRC trusted $trusted, bad ICRC $bad" $((rx > 0 && trusted == 0))
 else
 	skip "ICRC checked over $SROCE_PAIR_NETDEV" "$PAIR_DRIVER in guest $side"
 fi
