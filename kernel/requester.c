@@ -657,12 +657,15 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	sroce_req_position(req, swqe, psn, &pos);
 	opcode = sroce_req_opcode(qp, swqe, pos.first, pos.last);
 	flags |= sroce_req_pkt_flags(qp, swqe, &pos);
-	/* Only RC (and XRC) acknowledges. */
-	if (!sroce_qp_is_reliable(qp))
+	/*
+	 * Only RC (and XRC) acknowledges.  UC and UD complete a WQE when it
+	 * is sent, so their packets must not point into the user's buffer
+	 * (pkt.h): they are copied.
+	 */
+	if (!sroce_qp_is_reliable(qp)) {
 		flags &= ~SROCE_PKT_ACKREQ;
-
-	if (pos.paylen >= SROCE_PKT_ZC_MIN && sroce_qp_is_reliable(qp) &&
-	    !(swqe->flags & SROCE_SEND_INLINE)) {
+	} else if (pos.paylen >= SROCE_PKT_ZC_MIN &&
+		 !(swqe->flags & SROCE_SEND_INLINE)) {
 		skb = sroce_req_build_zc(qp, swqe, opcode, psn, flags, &pos,
 					 status);
 		if (!IS_ERR(skb))
@@ -1350,6 +1353,13 @@ void sroce_req_lost(struct sroce_qp *qp)
 	req->resend_one = false;
 }
 
+/* Send @psn again alone and wait for its ACK before anything else. */
+static void sroce_req_resend_alone(struct sroce_qp *qp, u32 psn)
+{
+	qp->req.resend_one = true;
+	qp->req.gap_psn = psn;
+}
+
 /*
  * A sequence NAK: resend the PSN it names alone and wait for its ACK
  * before anything else (requester.h).  The window narrows as for any
@@ -1359,8 +1369,7 @@ void sroce_req_lost(struct sroce_qp *qp)
 void sroce_req_lost_at_gap(struct sroce_qp *qp)
 {
 	sroce_req_lost(qp);
-	qp->req.resend_one = true;
-	qp->req.gap_psn = qp->comp.psn;
+	sroce_req_resend_alone(qp, qp->comp.psn);
 }
 
 /*
@@ -1436,8 +1445,7 @@ void sroce_req_rnr_wait(struct sroce_qp *qp, u32 psn, unsigned int timer_code)
 
 	trace_sroce_retransmit(&qp->ibqp, psn, req->psn_max, "rnr_nak");
 	sroce_req_send_from(qp, psn);
-	req->resend_one = true;
-	req->gap_psn = psn;
+	sroce_req_resend_alone(qp, psn);
 	req->rnr_wait = true;
 	timer_delete(&req->retrans_timer);
 	delay = usecs_to_jiffies(sroce_rnr_timer_usec(timer_code));

@@ -359,12 +359,14 @@ static bool sroce_tx_host_local(const struct net_device *dev)
  * itself is always computed: rdma_rxe, a capture or a NIC may get the
  * packet.  Elsewhere the UDP checksum stays 0, as RoCEv2 senders send it.
  */
-static void sroce_tx_csum(struct sk_buff *skb, bool host_local)
+static void sroce_tx_csum(struct sk_buff *skb, const struct net_device *local,
+			  const struct net_device *dev)
 {
-	unsigned int ulen = ntohs(udp_hdr(skb)->len);
+	unsigned int ulen;
 
-	if (!host_local)
+	if (!local && !sroce_tx_host_local(dev))
 		return;
+	ulen = ntohs(udp_hdr(skb)->len);
 	if (skb->protocol == htons(ETH_P_IP))
 		udp_set_csum(false, skb, ip_hdr(skb)->saddr, ip_hdr(skb)->daddr,
 			     ulen);
@@ -648,7 +650,7 @@ static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 
 	sroce_tx_push_ipv4(net, skb, av, sroce_tx_tos(sdev, av),
 			   av->ttl ?: ip4_dst_hoplimit(&rt->dst), index);
-	sroce_tx_csum(skb, local || sroce_tx_host_local(rt->dst.dev));
+	sroce_tx_csum(skb, local, rt->dst.dev);
 	err = sroce_icrc_generate(skb);
 	if (err)
 		goto drop;
@@ -717,7 +719,7 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 
 	sroce_tx_push_ipv6(skb, av, sroce_tx_tos(sdev, av),
 			   av->ttl ?: ip6_dst_hoplimit(dst));
-	sroce_tx_csum(skb, local || sroce_tx_host_local(dst->dev));
+	sroce_tx_csum(skb, local, dst->dev);
 	err = sroce_icrc_generate(skb);
 	if (err)
 		goto drop;
