@@ -63,6 +63,17 @@ static int sroce_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	return 0;
 }
 
+/*
+ * Are RoCEv2 packets to @net's addresses received by sroce?  Its sockets
+ * hold UDP port 4791 there from the moment slot->snet is set until it is
+ * cleared (nobody else can bind the port meanwhile).  Only the pointer is
+ * read, never the structure, so RCU on @net is enough.
+ */
+bool sroce_net_receives(struct net *net)
+{
+	return READ_ONCE(sroce_net_slot(net)->snet);
+}
+
 static int sroce_sock_open(struct net *net, bool ipv6, struct socket **sockp)
 {
 	struct udp_tunnel_sock_cfg tcfg = {};

@@ -33,6 +33,8 @@ void sroce_net_exit(void);
 /* Returns an ERR_PTR (e.g. -EADDRINUSE when rdma_rxe holds the port). */
 struct sroce_net *sroce_net_get(struct net *net);
 void sroce_net_put(struct sroce_net *snet);
+/* Does sroce hold UDP port 4791 in @net?  Under rcu_read_lock(). */
+bool sroce_net_receives(struct net *net);
 
 /*
  * sroce_rcv - receive hook of the packet pipeline (recv.c).

@@ -166,6 +166,13 @@ out:
 	return RX_HANDLER_CONSUMED;
 }
 
+bool sroce_rx_hook_or_none(const struct net_device *ndev)
+{
+	rx_handler_func_t *handler = rcu_dereference(ndev->rx_handler);
+
+	return !handler || handler == sroce_rx_hook;
+}
+
 void sroce_rx_hook_attach(struct sroce_dev *sdev)
 {
 	int err;

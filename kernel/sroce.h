@@ -134,6 +134,7 @@ struct sroce_stats {
 	atomic64_t tx_dropped;
 	atomic64_t tx_cnp;		/* congestion notifications sent */
 	atomic64_t tx_batches;		/* batches of 2+ packets (pkt.h) */
+	atomic64_t tx_icrc_skipped;	/* for sroce in this host: no ICRC */
 	/* requester.c */
 	atomic64_t req_retransmits;
 	atomic64_t req_timeouts;

@@ -39,6 +39,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	SROCE_STAT(tx_dropped),
 	SROCE_STAT(tx_cnp),
 	SROCE_STAT(tx_batches),
+	SROCE_STAT(tx_icrc_skipped),
 	SROCE_STAT(req_retransmits),
 	SROCE_STAT(req_timeouts),
 	SROCE_STAT(req_probes),

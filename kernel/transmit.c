@@ -49,7 +49,9 @@
 #include "icrc.h"
 #include "mr.h"
 #include "pkt.h"
+#include "net.h"
 #include "qp.h"
+#include "rx_hook.h"
 #include "sroce.h"
 #include "transmit.h"
 
@@ -355,17 +357,17 @@ static bool sroce_tx_host_local(const struct net_device *dev)
  * on a wire (a bridge or a route may still lead it to a NIC, which then
  * fills it in).  A receiver in this host takes that state as "never
  * crossed a wire" and skips the checksum; sroce's skips the ICRC check
- * (recv.c), and so reads each payload byte once, for the copy.  The ICRC
- * itself is always computed: rdma_rxe, a capture or a NIC may get the
- * packet.  Elsewhere the UDP checksum stays 0, as RoCEv2 senders send it.
+ * (recv.c), and so reads each payload byte once, for the copy.  Elsewhere
+ * the UDP checksum stays 0, as RoCEv2 senders send it.  Returns whether
+ * the packet stays in this host.
  */
-static void sroce_tx_csum(struct sk_buff *skb, const struct net_device *local,
+static bool sroce_tx_csum(struct sk_buff *skb, const struct net_device *local,
 			  const struct net_device *dev)
 {
 	unsigned int ulen;
 
 	if (!local && !sroce_tx_host_local(dev))
-		return;
+		return false;
 	ulen = ntohs(udp_hdr(skb)->len);
 	if (skb->protocol == htons(ETH_P_IP))
 		udp_set_csum(false, skb, ip_hdr(skb)->saddr, ip_hdr(skb)->daddr,
@@ -373,6 +375,71 @@ static void sroce_tx_csum(struct sk_buff *skb, const struct net_device *local,
 	else
 		udp6_set_csum(false, skb, &ipv6_hdr(skb)->saddr,
 			      &ipv6_hdr(skb)->daddr, ulen);
+	return true;
+}
+
+/*
+ * The ICRC of a packet that sroce in this host receives is never read, so
+ * it is not computed either: on a veth between two namespaces, and in
+ * loopback, computing it was the largest cost per payload byte left (a
+ * third of a 1 KiB packet's time under TCG, performance.rst).  It is the
+ * ICRC's equivalent of the UDP checksum a veth never fills in, and like
+ * that checksum it shows as wrong (zero) in a capture on the veth; the
+ * parameter below brings it back for those who read captures.
+ *
+ * The receiver is known to be sroce when the packet stays in this host
+ * (sroce_tx_csum()) and goes either to a local address of the sending
+ * namespace or through a veth whose far end delivers it to an address of
+ * its own namespace, with nothing on that end that could send it on
+ * elsewhere (no bridge, bond or macvlan above it, no XDP program), and
+ * sroce holds UDP port 4791 in that namespace (so rdma_rxe cannot).  A
+ * netfilter rule redirecting RoCE packets in the far namespace is not
+ * looked for.  Anything else, a NIC, rdma_rxe, a raw socket, gets a
+ * computed ICRC as before.
+ */
+static bool tx_icrc_always;
+module_param(tx_icrc_always, bool, 0644);
+MODULE_PARM_DESC(tx_icrc_always,
+		 "compute the ICRC also of packets that sroce in this host receives without reading it, for captures on a veth (default off)");
+
+/*
+ * The namespace whose addresses decide whether sroce receives a packet
+ * sent out of @dev (@local: to a local address), or NULL when the
+ * receiver may be something else.  Under rcu_read_lock().
+ */
+static struct net *sroce_tx_receiver_net(const struct net_device *local,
+					 struct net_device *dev)
+{
+	struct net_device *peer;
+	struct net *net;
+
+	if (READ_ONCE(tx_icrc_always))
+		return NULL;
+	if (local) {
+		net = dev_net(local);
+	} else {
+		if (!dev->netdev_ops->ndo_get_peer_dev)
+			return NULL;
+		peer = dev->netdev_ops->ndo_get_peer_dev(dev);
+		if (!peer || netdev_master_upper_dev_get_rcu(peer) ||
+		    dev_xdp_prog_count(peer) || !sroce_rx_hook_or_none(peer))
+			return NULL;
+		net = dev_net(peer);
+	}
+	return sroce_net_receives(net) ? net : NULL;
+}
+
+/* The last header step: the ICRC, or zeros where nobody reads it. */
+static int sroce_tx_icrc(struct sroce_dev *sdev, struct sk_buff *skb,
+			 bool unread)
+{
+	static const u8 zero[SROCE_ICRC_LEN];
+
+	if (!unread)
+		return sroce_icrc_generate(skb);
+	atomic64_inc(&sdev->stats.tx_icrc_skipped);
+	return skb_store_bits(skb, skb->len - SROCE_ICRC_LEN, zero,
+			      sizeof(zero));
 }
 
 /* ---- batches ---------------------------------------------------------------- */
@@ -633,6 +700,8 @@ static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 {
 	struct net *net = dev_net(sdev->ndev);
 	struct net_device *local = NULL;
+	struct net *rx_net;
+	bool unread = false;
 	struct rtable *rt;
 	int err, index;
 
@@ -650,8 +719,12 @@ static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 
 	sroce_tx_push_ipv4(net, skb, av, sroce_tx_tos(sdev, av),
 			   av->ttl ?: ip4_dst_hoplimit(&rt->dst), index);
-	sroce_tx_csum(skb, local, rt->dst.dev);
-	err = sroce_icrc_generate(skb);
+	if (sroce_tx_csum(skb, local, rt->dst.dev)) {
+		rx_net = sroce_tx_receiver_net(local, rt->dst.dev);
+		unread = rx_net && (local ||
+				    __ip_dev_find(rx_net, av->daddr.v4, false));
+	}
+	err = sroce_tx_icrc(sdev, skb, unread);
 	if (err)
 		goto drop;
 	return sroce_tx_deliver(net, skb, local, batch, index);
@@ -700,6 +773,8 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 	struct net *net = dev_net(sdev->ndev);
 	struct net_device *local = NULL;
 	struct dst_entry *dst;
+	struct net *rx_net;
+	bool unread = false;
 	int err, index;
 
 	dst = sroce_tx_route_ipv6(net, sdev, av, cache);
@@ -719,8 +794,12 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 
 	sroce_tx_push_ipv6(skb, av, sroce_tx_tos(sdev, av),
 			   av->ttl ?: ip6_dst_hoplimit(dst));
-	sroce_tx_csum(skb, local, dst->dev);
-	err = sroce_icrc_generate(skb);
+	if (sroce_tx_csum(skb, local, dst->dev)) {
+		rx_net = sroce_tx_receiver_net(local, dst->dev);
+		unread = rx_net && (local ||
+				    ipv6_dev_find(rx_net, &av->daddr.v6, NULL));
+	}
+	err = sroce_tx_icrc(sdev, skb, unread);
 	if (err)
 		goto drop;
 	return sroce_tx_deliver(net, skb, local, batch, index);

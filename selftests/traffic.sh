@@ -6,12 +6,15 @@
 #   (a) sroce <-> sroce: RC over the IPv4 and the IPv6 GID, RC with CQ
 #       events, RC at MTU 4096 with 64 KiB messages
 #   (UD joins when the UD datapath exists: the kernel refuses UD QPs today.)
+#   (d) sroce on a bridge in NS_B whose port is the veth's far end: RC
 #   (c) loopback: RC between two QPs of one device
 #   (b) interop with rdma_rxe: RC both ways (last: rdma_rxe takes UDP 4791 in
 #       the initial namespace until it is unloaded)
-# and which received packets had their ICRC checked: none of those sroce
-# sent through a veth or to itself (CHECKSUM_PARTIAL: they never crossed a
-# wire, recv.c), all of rdma_rxe's; no bad ICRC anywhere.
+# and which packets had their ICRC computed and checked: none of those sroce
+# sends through a veth to sroce at its far end or to itself (transmit.c:
+# nobody reads it; recv.c: CHECKSUM_PARTIAL, they never crossed a wire),
+# all those to or from a bridge (which may lead to a wire) or rdma_rxe, and
+# all with the module parameter tx_icrc_always; no bad ICRC anywhere.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -19,6 +22,7 @@ if [[ $SROCE_DRIVER == sroce ]]; then
 	require_sroce_provider
 fi
 trap 'topo_cleanup; sroce_unload; rmmod rdma_rxe 2>/dev/null' EXIT
+ICRC_ALWAYS=/sys/module/sroce/parameters/tx_icrc_always
 dmesg_mark
 sroce_load || { not_ok "load the module"; finish; }
 
@@ -35,27 +39,32 @@ pp() {
 	fi
 }
 
-# icrc_counts DEV: its rx_packets, rx_icrc_trusted and rx_bad_icrc
+# icrc_counts DEV: its rx_packets, rx_icrc_trusted, rx_bad_icrc, tx_packets
+# and tx_icrc_skipped
 icrc_counts() {
 	local c out=''
-	for c in rx_packets rx_icrc_trusted rx_bad_icrc; do
+	for c in rx_packets rx_icrc_trusted rx_bad_icrc tx_packets tx_icrc_skipped; do
 		out+="$(port_attr "$1" hw_counters/$c) "
 	done
 	echo "$out"
 }
 
-# icrc_check NAME DEV BEFORE all|none: since BEFORE (icrc_counts), DEV
-# received packets, all or none of them with the ICRC trusted, none bad
+# icrc_check NAME DEV BEFORE RX TX: since BEFORE (icrc_counts), DEV received
+# and sent packets, none with a bad ICRC; RX all|none: of those received,
+# the ICRC of all or none trusted (not checked); TX all|none: of those
+# sent, the ICRC of all or none skipped (not computed, as the receiver is
+# sroce in this host, transmit.c)
 icrc_check() {
 	local -a b a
-	local rx trusted bad want
+	local rx trusted bad tx skipped want_trusted=0 want_skipped=0
 	read -ra b <<< "$3"
 	read -ra a <<< "$(icrc_counts "$2")"
 	rx=$((a[0] - b[0])) trusted=$((a[1] - b[1])) bad=$((a[2] - b[2]))
-	want=0
-	[[ $4 == all ]] && want=$rx
-	verdict "$1" "$2: received $rx, ICRC trusted $trusted, bad ICRC $bad" \
-		$((rx > 0 && trusted == want && bad == 0))
+	tx=$((a[3] - b[3])) skipped=$((a[4] - b[4]))
+	[[ $4 == all ]] && want_trusted=$rx
+	[[ $5 == all ]] && want_skipped=$tx
+	verdict "$1" "$2: received $rx, ICRC trusted $trusted, bad ICRC $bad; sent $tx, ICRC skipped $skipped" \
+		$((rx > 0 && tx > 0 && trusted == want_trusted && bad == 0 && skipped == want_skipped))
 }
 
 # (a) sroce <-> sroce
@@ -64,8 +73,8 @@ if topo_pair 2>/tmp/topo.err; then
 	ca=$(icrc_counts $DEV_A) cb=$(icrc_counts $DEV_B)
 	pp "RC IPv4, 4 KiB x 500, checked" ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 500 -s 4096
 	PP_CONNECT=$IP4_B pp "RC IPv6 GIDs, 4 KiB x 200, checked" ibv_rc_pingpong $NS_B $DEV_B $IP6_B $NS_A $DEV_A $IP6_A -c -n 200 -s 4096
-	icrc_check "(a) over the veth, IPv4 and IPv6: every packet's ICRC trusted ($DEV_A)" $DEV_A "$ca" all
-	icrc_check "(a) over the veth, IPv4 and IPv6: every packet's ICRC trusted ($DEV_B)" $DEV_B "$cb" all
+	icrc_check "(a) over the veth, IPv4 and IPv6: no packet's ICRC computed or checked ($DEV_A)" $DEV_A "$ca" all all
+	icrc_check "(a) over the veth, IPv4 and IPv6: no packet's ICRC computed or checked ($DEV_B)" $DEV_B "$cb" all all
 	pp "RC with CQ events, 1 KiB x 200" ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -e -c -n 200 -s 1024
 	pp "RC small messages, 1 B x 500" ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 500 -s 1
 	ip -n $NS_A link set $VETH_A mtu 9000
@@ -76,12 +85,38 @@ else
 	diag "$(< /tmp/topo.err)"
 fi
 
+# (d) sroce on a bridge whose port is the far end of the veth: a bridge may
+# send a packet on to a wire, so DEV_A computes every ICRC; DEV_B sends from
+# the bridge, not a veth (UDP checksum 0), so DEV_A checks every ICRC too.
+if topo_pair 2>/tmp/topo.err && in_ns $NS_B rdma link del $DEV_B &&
+   in_ns $NS_B ip -b - <<EOF 2>>/tmp/topo.err && _topo_link $NS_B $DEV_B "$SROCE_DRIVER" sbr_b 2>>/tmp/topo.err && _topo_wait_active $DEV_B 2>>/tmp/topo.err
+addr flush dev $VETH_B
+link add sbr_b type bridge
+link set $VETH_B master sbr_b
+addr add $IP4_B/24 dev sbr_b
+link set sbr_b up
+EOF
+then
+	ok "topology (d)"
+	ca=$(icrc_counts $DEV_A)
+	pp "RC to sroce on a bridge, 4 KiB x 200, checked" ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 200 -s 4096
+	icrc_check "(d) to a bridge port: every packet's ICRC computed and checked" $DEV_A "$ca" none none
+else
+	not_ok "topology (d)"
+	diag "$(< /tmp/topo.err)"
+fi
+
 # (c) loopback
 if topo_loopback 2>/tmp/topo.err; then
 	ok "topology (c)"
 	ca=$(icrc_counts $DEV_A)
 	pp "loopback RC, 4 KiB x 200" ibv_rc_pingpong $NS_A $DEV_A $IP4_A $NS_A $DEV_A $IP4_A -c -n 200 -s 4096
-	icrc_check "(c) loopback: every packet's ICRC trusted" $DEV_A "$ca" all
+	icrc_check "(c) loopback: no packet's ICRC computed or checked" $DEV_A "$ca" all all
+	echo 1 > $ICRC_ALWAYS
+	ca=$(icrc_counts $DEV_A)
+	pp "loopback RC with tx_icrc_always, 4 KiB x 100" ibv_rc_pingpong $NS_A $DEV_A $IP4_A $NS_A $DEV_A $IP4_A -c -n 100 -s 4096
+	echo 0 > $ICRC_ALWAYS
+	icrc_check "(c) loopback with tx_icrc_always: every packet's ICRC computed, none checked" $DEV_A "$ca" all none
 else
 	not_ok "topology (c)"
 	diag "$(< /tmp/topo.err)"
@@ -93,7 +128,7 @@ if topo_interop 2>/tmp/topo.err; then
 	cb=$(icrc_counts $DEV_B)
 	pp "interop RC, sroce server <- rxe client" ibv_rc_pingpong $NS_B $DEV_B $IP4_B "" $RXE_DEV $IP4_A -c -n 200 -s 4096
 	pp "interop RC, rxe server <- sroce client" ibv_rc_pingpong "" $RXE_DEV $IP4_A $NS_B $DEV_B $IP4_B -c -n 200 -s 4096
-	icrc_check "(b) from rdma_rxe: every packet's ICRC checked" $DEV_B "$cb" none
+	icrc_check "(b) with rdma_rxe: every packet's ICRC computed and checked" $DEV_B "$cb" none none
 else
 	not_ok "topology (b)"
 	diag "$(< /tmp/topo.err)"
