@@ -16,7 +16,8 @@
  *   IP     built here rather than by udp_tunnel_xmit_skb(), because the
  *          ICRC covers the IP header (the IPv4 ID and lengths included)
  *          and so can only be computed once the header is final;
- *   ICRC   last, over the final headers.
+ *   ICRC   last, over the final headers; zero when the receiver is sroce
+ *          in this host, which does not read it (sroce_tx_icrc()).
  *
  * Local destinations.  When the route says the destination address is
  * local (the same device, another sroce device of the host, a QP on lo),
