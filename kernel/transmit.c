@@ -382,8 +382,8 @@ static bool sroce_tx_csum(struct sk_buff *skb, const struct net_device *local,
 /*
  * The ICRC of a packet that sroce in this host receives is never read, so
  * it is not computed either: on a veth between two namespaces, and in
- * loopback, computing it was the largest cost per payload byte left (a
- * third of a 1 KiB packet's time under TCG, performance.rst).  It is the
+ * loopback, computing it was the largest cost per payload byte left
+ * (about a quarter of a 1 KiB packet's time under TCG, performance.rst).  It is the
  * ICRC's equivalent of the UDP checksum a veth never fills in, and like
  * that checksum it shows as wrong (zero) in a capture on the veth; the
  * parameter below brings it back for those who read captures.
@@ -394,8 +394,8 @@ static bool sroce_tx_csum(struct sk_buff *skb, const struct net_device *local,
  * its own namespace, with nothing on that end that could send it on
  * elsewhere (no bridge, bond or macvlan above it, no XDP program), and
  * sroce holds UDP port 4791 in that namespace (so rdma_rxe cannot).  A
- * netfilter rule redirecting RoCE packets in the far namespace is not
- * looked for.  Anything else, a NIC, rdma_rxe, a raw socket, gets a
+ * tc or netfilter rule redirecting RoCE packets in the far namespace is
+ * not looked for.  Anything else, a NIC, rdma_rxe, a raw socket, gets a
  * computed ICRC as before.
  */
 static bool tx_icrc_always;
