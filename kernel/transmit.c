@@ -404,11 +404,15 @@ MODULE_PARM_DESC(tx_icrc_always,
 		 "compute the ICRC also of packets that sroce in this host receives without reading it, for captures on a veth (default off)");
 
 /*
- * The namespace whose addresses decide whether sroce receives a packet
- * sent out of @dev (@local: to a local address), or NULL when the
- * receiver may be something else.  Under rcu_read_lock().
+ * The namespace whose addresses decide whether sroce receives @skb, sent
+ * out of @dev (@local: to a local address), or NULL when the receiver may
+ * be something else.  A veth that does not offload the UDP checksum
+ * (ethtool -K ... tx off) has the kernel compute it before the veth sees
+ * the packet, which then reaches the receiver as any packet from a wire,
+ * its ICRC checked.  Under rcu_read_lock().
  */
-static struct net *sroce_tx_receiver_net(const struct net_device *local,
+static struct net *sroce_tx_receiver_net(const struct sk_buff *skb,
+					 const struct net_device *local,
 					 struct net_device *dev)
 {
 	struct net_device *peer;
@@ -419,7 +423,8 @@ static struct net *sroce_tx_receiver_net(const struct net_device *local,
 	if (local) {
 		net = dev_net(local);
 	} else {
-		if (!dev->netdev_ops->ndo_get_peer_dev)
+		if (!dev->netdev_ops->ndo_get_peer_dev ||
+		    !can_checksum_protocol(dev->features, skb->protocol))
 			return NULL;
 		peer = dev->netdev_ops->ndo_get_peer_dev(dev);
 		if (!peer || netdev_master_upper_dev_get_rcu(peer) ||
@@ -721,7 +726,7 @@ static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 	sroce_tx_push_ipv4(net, skb, av, sroce_tx_tos(sdev, av),
 			   av->ttl ?: ip4_dst_hoplimit(&rt->dst), index);
 	if (sroce_tx_csum(skb, local, rt->dst.dev)) {
-		rx_net = sroce_tx_receiver_net(local, rt->dst.dev);
+		rx_net = sroce_tx_receiver_net(skb, local, rt->dst.dev);
 		unread = rx_net && (local ||
 				    __ip_dev_find(rx_net, av->daddr.v4, false));
 	}
@@ -796,7 +801,7 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 	sroce_tx_push_ipv6(skb, av, sroce_tx_tos(sdev, av),
 			   av->ttl ?: ip6_dst_hoplimit(dst));
 	if (sroce_tx_csum(skb, local, dst->dev)) {
-		rx_net = sroce_tx_receiver_net(local, dst->dev);
+		rx_net = sroce_tx_receiver_net(skb, local, dst->dev);
 		unread = rx_net && (local ||
 				    ipv6_dev_find(rx_net, &av->daddr.v6, NULL));
 	}
