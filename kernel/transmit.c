@@ -408,8 +408,9 @@ MODULE_PARM_DESC(tx_icrc_always,
  * out of @dev (@local: to a local address), or NULL when the receiver may
  * be something else.  A veth that does not offload the UDP checksum
  * (ethtool -K ... tx off) has the kernel compute it before the veth sees
- * the packet, which then reaches the receiver as any packet from a wire,
- * its ICRC checked.  Under rcu_read_lock().
+ * the packet, and IPsec transforms it: either way it reaches the receiver
+ * as a packet from a wire would, and its ICRC is checked.  Under
+ * rcu_read_lock(), with the route attached to @skb.
  */
 static struct net *sroce_tx_receiver_net(const struct sk_buff *skb,
 					 const struct net_device *local,
@@ -418,7 +419,7 @@ static struct net *sroce_tx_receiver_net(const struct sk_buff *skb,
 	struct net_device *peer;
 	struct net *net;
 
-	if (READ_ONCE(tx_icrc_always))
+	if (READ_ONCE(tx_icrc_always) || dst_xfrm(skb_dst(skb)))
 		return NULL;
 	if (local) {
 		net = dev_net(local);
