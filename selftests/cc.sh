@@ -375,8 +375,11 @@ cc $DEV_A rate_min_kbps 1000
 # the CE marks with CNPs, which rdma_rxe drops.  Data checked both ways.
 if modprobe rdma_rxe 2>/dev/null && topo_interop 2> "$TMP/topo.err"; then
 	ok "topology (b): rdma_rxe $RXE_DEV <-> sroce $DEV_B"
+	# rdma_rxe's own packets meet the marking queue only as ECT(0)
+	# (ib_write_bw --tclass=2 below): RED drops others early, and rdma_rxe
+	# on 6.12 answers a drop of its own transmit with a send error
+	# (send_err) and a QP in the error state, where 6.1 sends again.
 	bottleneck $NS_B $VETH_B $RATE
-	bottleneck "" $VETH_A $RATE
 	snap B0 $DEV_B
 	if pingpong ibv_rc_pingpong "" $RXE_DEV $IP4_A $NS_B $DEV_B $IP4_B -c -n 5 -s 65536; then
 		ok "rxe server <- sroce client, 5 x 64 KiB through the bottleneck, data checked"
@@ -384,6 +387,7 @@ if modprobe rdma_rxe 2>/dev/null && topo_interop 2> "$TMP/topo.err"; then
 		not_ok "rxe server <- sroce client, 5 x 64 KiB through the bottleneck, data checked"
 		diag "$PP_OUT"
 	fi
+	bottleneck "" $VETH_A $RATE
 	port=$((20000 + RANDOM % 10000))
 	sgi=$(gid_index $DEV_B $IP4_B) cgi=$(gid_index $RXE_DEV $IP4_A)
 	# At most 4 x 4 KiB in flight: rdma_rxe has no congestion control and
@@ -405,6 +409,7 @@ if modprobe rdma_rxe 2>/dev/null && topo_interop 2> "$TMP/topo.err"; then
 		diag "server exit $src: $(tail -5 "$TMP/srv")"
 	fi
 	check_ge "sroce answered rdma_rxe's CE marks with CNPs (tx_cnp)" 1 "$(d B0 B1 tx_cnp)"
+	bottleneck_cleanup "" $VETH_A
 	if pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B "" $RXE_DEV $IP4_A -c -n 5 -s 65536; then
 		ok "sroce server <- rxe client after the CNPs, data checked"
 	else
@@ -413,7 +418,6 @@ if modprobe rdma_rxe 2>/dev/null && topo_interop 2> "$TMP/topo.err"; then
 	fi
 	diag "sroce: CE $(d B0 B1 rx_ecn_ce), CNPs sent $(d B0 B1 tx_cnp), received $(d B0 B1 rx_cnp), retransmits $(d B0 B1 req_retransmits)"
 	bottleneck_cleanup $NS_B $VETH_B
-	bottleneck_cleanup "" $VETH_A
 else
 	skip "rdma_rxe through the bottleneck" "no rdma_rxe or topology (b) failed: $(< "$TMP/topo.err")"
 fi
