@@ -383,10 +383,10 @@ static bool sroce_tx_csum(struct sk_buff *skb, const struct net_device *local,
  * The ICRC of a packet that sroce in this host receives is never read, so
  * it is not computed either: on a veth between two namespaces, and in
  * loopback, computing it was the largest cost per payload byte left
- * (about a quarter of a 1 KiB packet's time under TCG, performance.rst).  It is the
- * ICRC's equivalent of the UDP checksum a veth never fills in, and like
- * that checksum it shows as wrong (zero) in a capture on the veth; the
- * parameter below brings it back for those who read captures.
+ * (about a quarter of a 1 KiB packet's time under TCG, performance.rst).
+ * It is the ICRC's equivalent of the UDP checksum a veth never fills in,
+ * and like that checksum it shows as wrong (zero) in a capture on the
+ * veth; the parameter below brings it back for those who read captures.
  *
  * The receiver is known to be sroce when the packet stays in this host
  * (sroce_tx_csum()) and goes either to a local address of the sending
@@ -404,36 +404,42 @@ MODULE_PARM_DESC(tx_icrc_always,
 		 "compute the ICRC also of packets that sroce in this host receives without reading it, for captures on a veth (default off)");
 
 /*
- * The namespace whose addresses decide whether sroce receives @skb, sent
- * out of @dev (@local: to a local address), or NULL when the receiver may
- * be something else.  A veth that does not offload the UDP checksum
- * (ethtool -K ... tx off) has the kernel compute it before the veth sees
- * the packet, and IPsec transforms it: either way it reaches the receiver
- * as a packet from a wire would, and its ICRC is checked.  Under
- * rcu_read_lock(), with the route attached to @skb.
+ * Is the receiver of @skb, sent out of @dev to @av (@local: to a local
+ * address), sure to be sroce in this host?  A veth that does not offload
+ * the UDP checksum (ethtool -K ... tx off) has the kernel compute it
+ * before the veth sees the packet, and IPsec transforms it: either way it
+ * reaches the receiver as a packet from a wire would, its ICRC checked.
+ * Under rcu_read_lock(), with the route attached to @skb.
  */
-static struct net *sroce_tx_receiver_net(const struct sk_buff *skb,
-					 const struct net_device *local,
-					 struct net_device *dev)
+static bool sroce_tx_icrc_unread(const struct sk_buff *skb,
+				 const struct sroce_av *av,
+				 const struct net_device *local,
+				 struct net_device *dev)
 {
 	struct net_device *peer;
 	struct net *net;
 
 	if (READ_ONCE(tx_icrc_always) || dst_xfrm(skb_dst(skb)))
-		return NULL;
-	if (local) {
-		net = dev_net(local);
-	} else {
-		if (!dev->netdev_ops->ndo_get_peer_dev ||
-		    !can_checksum_protocol(dev->features, skb->protocol))
-			return NULL;
-		peer = dev->netdev_ops->ndo_get_peer_dev(dev);
-		if (!peer || netdev_master_upper_dev_get_rcu(peer) ||
-		    dev_xdp_prog_count(peer) || !sroce_rx_hook_or_none(peer))
-			return NULL;
-		net = dev_net(peer);
-	}
-	return sroce_net_receives(net) ? net : NULL;
+		return false;
+	if (local)
+		return sroce_net_receives(dev_net(local));
+	if (!dev->netdev_ops->ndo_get_peer_dev ||
+	    !can_checksum_protocol(dev->features, skb->protocol))
+		return false;
+	peer = dev->netdev_ops->ndo_get_peer_dev(dev);
+	if (!peer || netdev_master_upper_dev_get_rcu(peer) ||
+	    dev_xdp_prog_count(peer) || !sroce_rx_hook_or_none(peer))
+		return false;
+	net = dev_net(peer);
+	if (!sroce_net_receives(net))
+		return false;
+	if (skb->protocol == htons(ETH_P_IP))
+		return __ip_dev_find(net, av->daddr.v4, false);
+#if IS_ENABLED(CONFIG_IPV6)
+	return ipv6_dev_find(net, &av->daddr.v6, NULL);
+#else
+	return false;
+#endif
 }
 
 /* The last header step: the ICRC, or zeros where nobody reads it. */
@@ -707,10 +713,9 @@ static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 {
 	struct net *net = dev_net(sdev->ndev);
 	struct net_device *local = NULL;
-	struct net *rx_net;
-	bool unread = false;
 	struct rtable *rt;
 	int err, index;
+	bool unread;
 
 	rt = sroce_tx_route_ipv4(net, sdev, av, cache);
 	if (IS_ERR(rt)) {
@@ -726,11 +731,8 @@ static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 
 	sroce_tx_push_ipv4(net, skb, av, sroce_tx_tos(sdev, av),
 			   av->ttl ?: ip4_dst_hoplimit(&rt->dst), index);
-	if (sroce_tx_csum(skb, local, rt->dst.dev)) {
-		rx_net = sroce_tx_receiver_net(skb, local, rt->dst.dev);
-		unread = rx_net && (local ||
-				    __ip_dev_find(rx_net, av->daddr.v4, false));
-	}
+	unread = sroce_tx_csum(skb, local, rt->dst.dev) &&
+		 sroce_tx_icrc_unread(skb, av, local, rt->dst.dev);
 	err = sroce_tx_icrc(sdev, skb, unread);
 	if (err)
 		goto drop;
@@ -780,9 +782,8 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 	struct net *net = dev_net(sdev->ndev);
 	struct net_device *local = NULL;
 	struct dst_entry *dst;
-	struct net *rx_net;
-	bool unread = false;
 	int err, index;
+	bool unread;
 
 	dst = sroce_tx_route_ipv6(net, sdev, av, cache);
 	if (IS_ERR(dst)) {
@@ -801,11 +802,8 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 
 	sroce_tx_push_ipv6(skb, av, sroce_tx_tos(sdev, av),
 			   av->ttl ?: ip6_dst_hoplimit(dst));
-	if (sroce_tx_csum(skb, local, dst->dev)) {
-		rx_net = sroce_tx_receiver_net(skb, local, dst->dev);
-		unread = rx_net && (local ||
-				    ipv6_dev_find(rx_net, &av->daddr.v6, NULL));
-	}
+	unread = sroce_tx_csum(skb, local, dst->dev) &&
+		 sroce_tx_icrc_unread(skb, av, local, dst->dev);
 	err = sroce_tx_icrc(sdev, skb, unread);
 	if (err)
 		goto drop;
