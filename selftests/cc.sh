@@ -70,18 +70,6 @@ snap() {
 # d BEFORE AFTER COUNTER: the difference
 d() { local -n _a=$1 _b=$2; echo $((_b[$3] - _a[$3])); }
 
-# check_ge NAME MIN ACTUAL
-check_ge() {
-	if [[ $3 =~ ^[0-9]+$ ]] && (($3 >= $2)); then
-		ok "$1"
-		diag "$3 >= $2"
-		return 0
-	fi
-	not_ok "$1"
-	diag "expected at least $2, got '$3'"
-	return 1
-}
-
 # cc DEV PARAM [VALUE]: read or write a cc parameter
 cc() {
 	if [[ $# == 3 ]]; then echo "$3" > "$IB/$1/ports/1/cc/$2"; else echo "$(< "$IB/$1/ports/1/cc/$2")"; fi

@@ -114,6 +114,18 @@ check_fails() {
 # verdict NAME DETAIL PASSED: "NAME (DETAIL)", ok if PASSED is 1
 verdict() { if (($3)); then ok "$1 ($2)"; else not_ok "$1 ($2)"; fi; }
 
+# check_ge NAME MIN ACTUAL: ACTUAL is a number of at least MIN
+check_ge() {
+	if [[ $3 =~ ^[0-9]+$ ]] && (($3 >= $2)); then
+		ok "$1"
+		diag "$3 >= $2"
+		return 0
+	fi
+	not_ok "$1"
+	diag "expected at least $2, got '$3'"
+	return 1
+}
+
 # check_eq NAME EXPECTED ACTUAL
 check_eq() {
 	if [[ "$2" == "$3" ]]; then

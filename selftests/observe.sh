@@ -52,18 +52,6 @@ snap() {
 	for k in "${!ST[@]}"; do _dst[$k]=${ST[$k]}; done
 }
 
-# check_ge NAME MIN ACTUAL
-check_ge() {
-	if [[ $3 =~ ^[0-9]+$ ]] && ((${3} >= ${2})); then
-		ok "$1"
-		diag "$3 >= $2"
-		return 0
-	fi
-	not_ok "$1"
-	diag "expected at least $2, got '$3'"
-	return 1
-}
-
 if ! topo_pair 2>/tmp/topo.err; then
 	not_ok "topology (a)"
 	diag "$(< /tmp/topo.err)"

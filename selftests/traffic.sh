@@ -123,12 +123,12 @@ if topo_pair 2>/tmp/topo.err; then
 		pp "RC over ESP, 4 KiB x 100, checked" ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 100 -s 4096
 		esp=$(in_ns $NS_B ip -s xfrm state | awk '/lifetime current/ { getline; n += $1 } END { print n + 0 }')
 		ipsec_off
-		verdict "(a) over ESP: $NS_B's ESP states carried the RoCE packets" "$esp bytes" $((esp >= 100000))
+		check_ge "(a) over ESP: $NS_B's ESP states carried the RoCE packets (bytes)" 100000 "$esp"
 		icrc_check "(a) over ESP: $DEV_A computes and checks every ICRC" $DEV_A "$ca" none none
 		icrc_check "(a) over ESP: $DEV_B computes and checks every ICRC" $DEV_B "$cb" none none
 	else
 		skip "RC over ESP" "no IPsec: $(head -1 /tmp/ipsec.err)"
-		skip "(a) over ESP: $NS_B's ESP states carried the RoCE packets" "no IPsec"
+		skip "(a) over ESP: $NS_B's ESP states carried the RoCE packets (bytes)" "no IPsec"
 		skip "(a) over ESP: $DEV_A computes and checks every ICRC" "no IPsec"
 		skip "(a) over ESP: $DEV_B computes and checks every ICRC" "no IPsec"
 	fi
