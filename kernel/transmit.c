@@ -17,7 +17,7 @@
  *          ICRC covers the IP header (the IPv4 ID and lengths included)
  *          and so can only be computed once the header is final;
  *   ICRC   last, over the final headers; zero when the receiver is sroce
- *          in this host, which does not read it (sroce_tx_icrc()).
+ *          in this host, which does not read it (sroce_tx_seal()).
  *
  * Local destinations.  When the route says the destination address is
  * local (the same device, another sroce device of the host, a QP on lo),
@@ -442,13 +442,18 @@ static bool sroce_tx_icrc_unread(const struct sk_buff *skb,
 #endif
 }
 
-/* The last header step: the ICRC, or zeros where nobody reads it. */
-static int sroce_tx_icrc(struct sroce_dev *sdev, struct sk_buff *skb,
-			 bool unread)
+/*
+ * The last header steps of both families, once the IP header is final:
+ * the UDP checksum state, then the ICRC, or zeros where nobody reads it.
+ */
+static int sroce_tx_seal(struct sroce_dev *sdev, struct sk_buff *skb,
+			 const struct sroce_av *av,
+			 const struct net_device *local, struct net_device *dev)
 {
 	static const u8 zero[SROCE_ICRC_LEN];
 
-	if (!unread)
+	if (!sroce_tx_csum(skb, local, dev) ||
+	    !sroce_tx_icrc_unread(skb, av, local, dev))
 		return sroce_icrc_generate(skb);
 	atomic64_inc(&sdev->stats.tx_icrc_skipped);
 	return skb_store_bits(skb, skb->len - SROCE_ICRC_LEN, zero,
@@ -715,7 +720,6 @@ static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 	struct net_device *local = NULL;
 	struct rtable *rt;
 	int err, index;
-	bool unread;
 
 	rt = sroce_tx_route_ipv4(net, sdev, av, cache);
 	if (IS_ERR(rt)) {
@@ -731,9 +735,7 @@ static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 
 	sroce_tx_push_ipv4(net, skb, av, sroce_tx_tos(sdev, av),
 			   av->ttl ?: ip4_dst_hoplimit(&rt->dst), index);
-	unread = sroce_tx_csum(skb, local, rt->dst.dev) &&
-		 sroce_tx_icrc_unread(skb, av, local, rt->dst.dev);
-	err = sroce_tx_icrc(sdev, skb, unread);
+	err = sroce_tx_seal(sdev, skb, av, local, rt->dst.dev);
 	if (err)
 		goto drop;
 	return sroce_tx_deliver(net, skb, local, batch, index);
@@ -783,7 +785,6 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 	struct net_device *local = NULL;
 	struct dst_entry *dst;
 	int err, index;
-	bool unread;
 
 	dst = sroce_tx_route_ipv6(net, sdev, av, cache);
 	if (IS_ERR(dst)) {
@@ -802,9 +803,7 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 
 	sroce_tx_push_ipv6(skb, av, sroce_tx_tos(sdev, av),
 			   av->ttl ?: ip6_dst_hoplimit(dst));
-	unread = sroce_tx_csum(skb, local, dst->dev) &&
-		 sroce_tx_icrc_unread(skb, av, local, dst->dev);
-	err = sroce_tx_icrc(sdev, skb, unread);
+	err = sroce_tx_seal(sdev, skb, av, local, dst->dev);
 	if (err)
 		goto drop;
 	return sroce_tx_deliver(net, skb, local, batch, index);
