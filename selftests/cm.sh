@@ -22,6 +22,35 @@ modprobe rdma_ucm || { not_ok "load rdma_ucm"; finish; }
 sroce_load || { not_ok "load the module"; finish; }
 COUNT=${CM_COUNT:-100}
 
+# rxe_sent: rdma_rxe's own count of the packets it sent
+rxe_sent() { rdma statistic show link "$RXE_DEV/1" | grep -oP 'sent_pkts \K[0-9]+'; }
+
+# mckey_from_rxe NAME GROUP: sroce (NS_B) receives 10 multicast messages
+# from rdma_rxe (initial namespace).  rdma_rxe on 6.12 (with rdma-core 44)
+# completes all ten UD sends to a group but transmits the first only: for
+# the others its requester no longer finds the address handle ("Unable to
+# find AH matching ah_num" under dynamic debug); 6.1's sends all ten.  When rdma_rxe's sent_pkts shows fewer than ten, sroce must still
+# have received every one it did send, and the ten-message case is
+# skipped, with the count; any other failure fails.
+mckey_from_rxe() {
+	local name=$1 grp=$2 t0=$EPOCHREALTIME sent0 got0 sent got
+	sent0=$(rxe_sent) got0=$(port_attr "$DEV_B" hw_counters/rx_packets)
+	if _mckey_run $NS_B $IP4_B "" $IP4_A "$grp"; then
+		ok "$name$(_slow "$t0")"
+		return
+	fi
+	sent=$(($(rxe_sent) - sent0))
+	got=$(($(port_attr "$DEV_B" hw_counters/rx_packets) - got0))
+	if ((sent < 10 && got == sent)); then
+		ok "$name: sroce received all $got multicast packets rdma_rxe sent"
+		skip "$name" "rdma_rxe ($(uname -r)) sent $sent of the 10 messages its mckey completed"
+		return
+	fi
+	not_ok "$name$(_slow "$t0")"
+	diag "rdma_rxe sent $sent packets, $DEV_B received $got"
+	_mckey_diag $NS_B $IP4_B "" $IP4_A
+}
+
 # (a) sroce <-> sroce in two namespaces
 if topo_pair 2>/tmp/topo.err; then
 	ok "topology (a)"
@@ -63,7 +92,7 @@ if topo_interop 2>/tmp/topo.err; then
 	perftest_cm "interop ib_write_bw -R, rxe server <- sroce client" "" $RXE_DEV $NS_B $DEV_B $IP4_A ib_write_bw -s 65536 -n 100
 	perftest_cm "interop ib_send_bw -R, sroce server <- rxe client" $NS_B $DEV_B "" $RXE_DEV $IP4_B ib_send_bw -s 65536 -n 100
 	mckey_pair "interop mckey, rxe receives from sroce" "" $IP4_A $NS_B $IP4_B 239.7.7.8
-	mckey_pair "interop mckey, sroce receives from rxe" $NS_B $IP4_B "" $IP4_A 239.7.7.9
+	mckey_from_rxe "interop mckey, sroce receives from rxe" 239.7.7.9
 else
 	not_ok "topology (b)"
 	diag "$(< /tmp/topo.err)"

@@ -634,23 +634,43 @@ cm_pair() {
 	return 1
 }
 
-# mckey_pair NAME NS_RECV BIND_RECV NS_SEND BIND_SEND GROUP: mckey receiver, then a
-# sender; the receiver must get all 10 messages.
-mckey_pair() {
-	local name=$1 rns=$2 rip=$3 sns=$4 sip=$5 grp=$6 rpid rrc=0 src=0 t0=$EPOCHREALTIME
+_mckey_gone() { ! kill -0 "$1"; }
+
+# _mckey_run NS_RECV BIND_RECV NS_SEND BIND_SEND GROUP: an mckey receiver
+# joins GROUP, then a sender sends it 10 messages; true when both exit 0
+# and report no error (outputs in /tmp/mc.rcv and /tmp/mc.snd)
+_mckey_run() {
+	local rns=$1 rip=$2 sns=$3 sip=$4 grp=$5 rpid rrc=0 src=0
 	in_ns "$rns" timeout 60 mckey -m "$grp" -b "$rip" -C 10 > /tmp/mc.rcv 2>&1 &
 	rpid=$!
 	wait_until 15 grep -q 'receiving data' /tmp/mc.rcv
 	sleep 1
 	in_ns "$sns" timeout 60 mckey -m "$grp" -b "$sip" -s -C 10 > /tmp/mc.snd 2>&1 || src=$?
+	# the sender is done: what the receiver has not got in 15 s is lost
+	wait_until 15 _mckey_gone $rpid || pkill -f "^mckey -m $grp -b $rip -C"
 	wait $rpid || rrc=$?
-	if [[ $rrc == 0 && $src == 0 ]] && ! grep -qiE 'error|fail' /tmp/mc.rcv /tmp/mc.snd; then
+	MCKEY_RC="receiver exit $rrc, sender exit $src"
+	[[ $rrc == 0 && $src == 0 ]] && ! grep -qiE 'error|fail' /tmp/mc.rcv /tmp/mc.snd
+}
+
+# _mckey_diag NS_RECV BIND_RECV NS_SEND BIND_SEND: why _mckey_run failed
+_mckey_diag() {
+	diag "$MCKEY_RC"
+	diag "receiver ($1, $2): $(tail -8 /tmp/mc.rcv)"
+	diag "sender ($3, $4): $(tail -8 /tmp/mc.snd)"
+}
+
+# mckey_pair NAME NS_RECV BIND_RECV NS_SEND BIND_SEND GROUP: mckey receiver, then a
+# sender, 10 messages to the multicast GROUP; both must exit 0
+mckey_pair() {
+	local name=$1 t0=$EPOCHREALTIME
+	shift
+	if _mckey_run "$@"; then
 		ok "$name$(_slow "$t0")"
 		return 0
 	fi
 	not_ok "$name$(_slow "$t0")"
-	diag "receiver ($rns, $rip) exit $rrc: $(tail -8 /tmp/mc.rcv)"
-	diag "sender ($sns, $sip) exit $src: $(tail -8 /tmp/mc.snd)"
+	_mckey_diag "$@"
 	return 1
 }
 
