@@ -29,9 +29,10 @@ rxe_sent() { rdma statistic show link "$RXE_DEV/1" | grep -oP 'sent_pkts \K[0-9]
 # from rdma_rxe (initial namespace).  rdma_rxe on 6.12 (with rdma-core 44)
 # completes all ten UD sends to a group but transmits the first only: for
 # the others its requester no longer finds the address handle ("Unable to
-# find AH matching ah_num" under dynamic debug); 6.1's sends all ten.  When rdma_rxe's sent_pkts shows fewer than ten, sroce must still
-# have received every one it did send, and the ten-message case is
-# skipped, with the count; any other failure fails.
+# find AH matching ah_num" under dynamic debug); 6.1's sends all ten.  When
+# rdma_rxe's sent_pkts shows fewer than ten, sroce must still have received
+# every one it did send, and the ten-message case is skipped, with the
+# count; any other failure fails.
 mckey_from_rxe() {
 	local name=$1 grp=$2 t0=$EPOCHREALTIME sent0 got0 sent got
 	sent0=$(rxe_sent) got0=$(port_attr "$DEV_B" hw_counters/rx_packets)
