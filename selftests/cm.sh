@@ -22,9 +22,6 @@ modprobe rdma_ucm || { not_ok "load rdma_ucm"; finish; }
 sroce_load || { not_ok "load the module"; finish; }
 COUNT=${CM_COUNT:-100}
 
-# rxe_sent: rdma_rxe's own count of the packets it sent
-rxe_sent() { rdma statistic show link "$RXE_DEV/1" | grep -oP 'sent_pkts \K[0-9]+'; }
-
 # mckey_from_rxe NAME GROUP: sroce (NS_B) receives 10 multicast messages
 # from rdma_rxe (initial namespace).  rdma_rxe on 6.12 (with rdma-core 44)
 # completes all ten UD sends to a group but transmits the first only: for
@@ -35,12 +32,13 @@ rxe_sent() { rdma statistic show link "$RXE_DEV/1" | grep -oP 'sent_pkts \K[0-9]
 # count; any other failure fails.
 mckey_from_rxe() {
 	local name=$1 grp=$2 t0=$EPOCHREALTIME sent0 got0 sent got
-	sent0=$(rxe_sent) got0=$(port_attr "$DEV_B" hw_counters/rx_packets)
+	sent0=$(port_attr "$RXE_DEV" hw_counters/sent_pkts)
+	got0=$(port_attr "$DEV_B" hw_counters/rx_packets)
 	if _mckey_run $NS_B $IP4_B "" $IP4_A "$grp"; then
 		ok "$name$(_slow "$t0")"
 		return
 	fi
-	sent=$(($(rxe_sent) - sent0))
+	sent=$(($(port_attr "$RXE_DEV" hw_counters/sent_pkts) - sent0))
 	got=$(($(port_attr "$DEV_B" hw_counters/rx_packets) - got0))
 	if ((sent < 10 && got == sent)); then
 		ok "$name: sroce received all $got multicast packets rdma_rxe sent"
