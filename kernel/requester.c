@@ -324,7 +324,8 @@ enum ib_wc_status sroce_swqe_copy_sges(struct sroce_qp *qp,
 
 /*
  * Check every SGE of a freshly fetched WQE, so that a bad lkey fails the
- * WQE before any of its packets leaves (later lookups still check).
+ * WQE before any of its packets leaves (later lookups still check); a
+ * one-packet send needs no such check (sroce_req_fetch()).
  */
 static enum ib_wc_status sroce_swqe_check_sges(struct sroce_qp *qp,
 					       struct sroce_swqe *swqe)
@@ -1068,9 +1069,15 @@ static enum sroce_req_step sroce_req_fetch(struct sroce_qp *qp)
 		return SROCE_REQ_IDLE;
 	if (status == IB_WC_SUCCESS && sroce_swqe_is_local(swqe))
 		return sroce_req_fetch_local(qp, swqe);
-	if (status == IB_WC_SUCCESS)
-		status = sroce_swqe_check_sges(qp, swqe);
 	npkts = sroce_swqe_npkts(swqe, req->mtu);
+	/*
+	 * A one-packet WQE that writes nothing back has its SGEs checked by
+	 * the build of that packet, before anything leaves: checking them
+	 * here as well would look each lkey up twice per small message.
+	 */
+	if (status == IB_WC_SUCCESS &&
+	    (npkts > 1 || sroce_swqe_needs_response(swqe)))
+		status = sroce_swqe_check_sges(qp, swqe);
 	if (status == IB_WC_SUCCESS && npkts > SROCE_REQ_MAX_MSG_PKTS)
 		status = IB_WC_LOC_LEN_ERR;
 	/* A UD message is one packet: at most the MTU. */

@@ -1804,6 +1804,61 @@ TEST_F(rc, send_bad_lkey)
 	EXPECT_QP_STATE(b, IBV_QPS_RTS);
 }
 
+/*
+ * A one-packet SEND has its SGEs checked when its packet is built, not
+ * when it is fetched: the good SEND before a bad one still arrives whole,
+ * the bad one fails with LOC_PROT_ERR and the one after it is flushed.
+ */
+TEST_F(rc, send_bad_lkey_between_good_sends)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge good = sge(a, 0, 200), bad = sge(a, 4096, 100);
+	struct ibv_wc wc;
+
+	connect_default(_metadata, self);
+	pattern(a->buf, 200, 31);
+	bad.lkey ^= 0x7700;
+	ASSERT_EQ(0, post_recv(b, 20, DST_OFF, 4096));
+	ASSERT_EQ(0, post_recv(b, 21, DST_OFF + 4096, 4096));
+	ASSERT_EQ(0, post_wr(a, 1, IBV_WR_SEND, &good, 1, 0, 0, 0, IBV_SEND_SIGNALED));
+	ASSERT_EQ(0, post_wr(a, 2, IBV_WR_SEND, &bad, 1, 0, 0, 0, IBV_SEND_SIGNALED));
+	ASSERT_EQ(0, post_wr(a, 3, IBV_WR_SEND, &good, 1, 0, 0, 0, IBV_SEND_SIGNALED));
+	EXPECT_WC(a->cq, wc, 1, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 2, IBV_WC_LOC_PROT_ERR);
+	EXPECT_WC(a->cq, wc, 3, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_WC(b->cq, wc, 20, IBV_WC_SUCCESS);
+	EXPECT_EQ(200, wc.byte_len);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf + DST_OFF, 200));
+	EXPECT_NO_WC(b->cq);
+	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
+	EXPECT_QP_STATE(b, IBV_QPS_RTS);
+}
+
+/*
+ * A one-packet WRITE whose second SGE has a bad lkey: the build checks
+ * every SGE before the packet leaves, so nothing of it reaches B.
+ */
+TEST_F(rc, write_second_sge_bad_lkey)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge sg[2] = { sge(a, 0, 64), sge(a, 8192, 64) };
+	struct ibv_wc wc;
+	int i;
+
+	connect_default(_metadata, self);
+	pattern(a->buf, 64, 47);
+	memset(b->buf + DST_OFF, 0, 128);
+	sg[1].lkey ^= 0x7700;
+	ASSERT_EQ(0, post_wr(a, 5, IBV_WR_RDMA_WRITE, sg, 2, (uintptr_t)(b->buf + DST_OFF),
+			     b->mr->rkey, 0, IBV_SEND_SIGNALED));
+	EXPECT_WC(a->cq, wc, 5, IBV_WC_LOC_PROT_ERR);
+	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
+	usleep(100 * 1000);
+	for (i = 0; i < 128; i++)
+		ASSERT_EQ(0, b->buf[DST_OFF + i]) TH_LOG("byte %d reached B", i);
+	EXPECT_QP_STATE(b, IBV_QPS_RTS);
+}
+
 /* A local SGE that runs past the end of its MR: LOC_PROT_ERR too. */
 TEST_F(rc, write_local_sge_past_mr_end)
 {
