@@ -436,10 +436,6 @@ int sroce_mr_check(struct sroce_mr *mr, struct ib_pd *pd, u64 iova, u64 len,
 }
 
 /*
- * Copy @len bytes between @buf and @mr at @iova.  The range must have been
- * validated with sroce_mr_check().
- */
-/*
  * The pinned page of a user MR that holds @iova (already checked against
  * the MR), and the offset of @iova in it; NULL for other MR types, whose
  * memory is not a list of pinned pages.
@@ -456,6 +452,10 @@ struct page *sroce_mr_user_page(struct sroce_mr *mr, u64 iova,
 	return mr->pages[off >> PAGE_SHIFT];
 }
 
+/*
+ * Copy @len bytes between @buf and @mr at @iova.  The range must have been
+ * validated with sroce_mr_check().
+ */
 void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 		   enum sroce_copy_dir dir)
 {

@@ -527,13 +527,19 @@ static struct sroce_mr *sroce_resp_rkey(struct sroce_qp *qp, u32 rkey, u64 va,
 	return sroce_rkey_get(qp, rkey, va, len, access);
 }
 
-/* A WRITE FIRST or ONLY: its RETH names the whole target range. */
+/*
+ * A WRITE FIRST or ONLY: its RETH names the whole target range, checked
+ * here at once.  The MR found is handed back (NULL for a zero-length
+ * WRITE, which names no memory and whose key is not checked) for the
+ * packet's own payload, which lies within that range: one lookup for a
+ * one-packet WRITE, not two.
+ */
 static enum sroce_resp_result sroce_resp_write_start(struct sroce_qp *qp,
-						     struct sk_buff *skb)
+						     struct sk_buff *skb,
+						     struct sroce_mr **mrp)
 {
 	const struct sroce_reth *reth = sroce_pkt_hdr(skb, SROCE_HDR_RETH);
 	struct sroce_responder *resp = &qp->resp;
-	struct sroce_mr *mr;
 	u32 len = be32_to_cpu(reth->dma_len);
 
 	if (len > SROCE_MAX_MSG_SIZE)
@@ -542,14 +548,28 @@ static enum sroce_resp_result sroce_resp_write_start(struct sroce_qp *qp,
 	resp->write_rkey = be32_to_cpu(reth->rkey);
 	resp->write_resid = len;
 	resp->write_len = len;
-	/* A zero-length WRITE names no memory: its key is not checked. */
 	if (!len)
 		return SROCE_RESP_DONE;
-	mr = sroce_resp_rkey(qp, resp->write_rkey, resp->write_va, len,
-			     IB_ACCESS_REMOTE_WRITE);
-	if (!mr)
-		return SROCE_RESP_E_ACCESS;
-	sroce_mr_put(mr);
+	*mrp = sroce_resp_rkey(qp, resp->write_rkey, resp->write_va, len,
+			       IB_ACCESS_REMOTE_WRITE);
+	return *mrp ? SROCE_RESP_DONE : SROCE_RESP_E_ACCESS;
+}
+
+/* Checks before a WRITE packet places anything. */
+static enum sroce_resp_result sroce_resp_write_check(struct sroce_qp *qp,
+						     struct sk_buff *skb)
+{
+	const struct sroce_opcode_info *op = sroce_resp_op(skb);
+	struct sroce_responder *resp = &qp->resp;
+	struct sroce_pkt *pkt = SROCE_PKT(skb);
+
+	/* The message must end exactly where the RETH said. */
+	if ((op->flags & SROCE_OPF_LAST) ? pkt->paylen != resp->write_resid :
+					   pkt->paylen >= resp->write_resid)
+		return SROCE_RESP_E_INV_REQ;
+	/* With immediate: no receive WQE, no data placed (RNR retries). */
+	if (op->flags & SROCE_OPF_RECV)
+		return sroce_resp_take_rwqe(qp);
 	return SROCE_RESP_DONE;
 }
 
@@ -559,34 +579,27 @@ static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
 	const struct sroce_opcode_info *op = sroce_resp_op(skb);
 	struct sroce_responder *resp = &qp->resp;
 	struct sroce_pkt *pkt = SROCE_PKT(skb);
-	struct sroce_resp_to_mr t;
-	enum sroce_resp_result res;
+	struct sroce_resp_to_mr t = { .mr = NULL };
+	enum sroce_resp_result res = SROCE_RESP_DONE;
 
-	if (op->flags & SROCE_OPF_FIRST) {
-		res = sroce_resp_write_start(qp, skb);
-		if (res != SROCE_RESP_DONE)
-			return res;
-	}
-	/* The message must end exactly where the RETH said. */
-	if ((op->flags & SROCE_OPF_LAST) ? pkt->paylen != resp->write_resid :
-					   pkt->paylen >= resp->write_resid)
-		return SROCE_RESP_E_INV_REQ;
-	/* With immediate: no receive WQE, no data placed (RNR retries). */
-	if (op->flags & SROCE_OPF_RECV) {
-		res = sroce_resp_take_rwqe(qp);
-		if (res != SROCE_RESP_DONE)
-			return res;
-	}
+	if (op->flags & SROCE_OPF_FIRST)
+		res = sroce_resp_write_start(qp, skb, &t.mr);
+	if (res == SROCE_RESP_DONE)
+		res = sroce_resp_write_check(qp, skb);
+	if (res != SROCE_RESP_DONE)
+		goto out;
 
 	if (pkt->paylen) {
 		t.iova = resp->write_va;
-		t.mr = sroce_resp_rkey(qp, resp->write_rkey, t.iova, pkt->paylen,
-				       IB_ACCESS_REMOTE_WRITE);
+		/* A middle or last packet: the key may have gone since. */
+		if (!t.mr)
+			t.mr = sroce_resp_rkey(qp, resp->write_rkey, t.iova,
+					       pkt->paylen,
+					       IB_ACCESS_REMOTE_WRITE);
 		if (!t.mr)
 			return SROCE_RESP_E_ACCESS;
 		sroce_pkt_copy_payload(skb, 0, pkt->paylen,
 				       sroce_resp_copy_to_mr, &t);
-		sroce_mr_put(t.mr);
 		resp->write_va += pkt->paylen;
 		resp->write_resid -= pkt->paylen;
 	}
@@ -594,7 +607,10 @@ static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
 	sroce_resp_advance(resp, pkt, 1);
 	if (op->flags & SROCE_OPF_RECV_CQE)
 		sroce_resp_complete(qp, skb, IB_WC_SUCCESS);
-	return SROCE_RESP_DONE;
+out:
+	if (t.mr)
+		sroce_mr_put(t.mr);
+	return res;
 }
 
 /* ---- READ and atomic resources ---------------------------------------------- */
