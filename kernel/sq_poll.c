@@ -16,9 +16,10 @@
  * ring header (uapi/sroce-abi.h), so that further posts cost no system
  * call at all.  The poller stops once the index has not moved for that
  * many microseconds, when the QP leaves RTS, when the parameters say 0,
- * or, while it has nothing to send, when another task wants its CPU
- * (then the QP's doorbells run the requester themselves for
- * SROCE_SQ_POLL_BACKOFF); the next doorbell starts it again.
+ * or, while it has nothing to send, when another task wants its CPU; the
+ * next doorbell starts it again, unless a poller of the QP had left for
+ * another task shortly before (then the QP's doorbells run the requester
+ * themselves for SROCE_SQ_POLL_BACKOFF).
  *
  * Why opt-in (0 by default), and why a QP's own request is bounded: the
  * poller keeps a CPU busy after the last post, in a kernel worker rather
@@ -48,7 +49,18 @@
 #include "sq_poll.h"
 #include "sroce.h"
 
-/* After a poller left its CPU to another task, doorbells run the requester. */
+/*
+ * A poller that finds another task wanting its CPU leaves it at once: that
+ * may be the peer's process polling its CQ there (a ping-pong), which the
+ * poller would otherwise hold off a scheduler slice at a time.  The next
+ * doorbell starts a poller again, which is right when the task was a
+ * kworker or a timer's process that is gone by then.  A poller that
+ * leaves for a task again within SROCE_SQ_POLL_AGAIN of the last one has
+ * met a task that keeps wanting the CPU (a ping-pong leaves at every
+ * message): the doorbells run the requester for SROCE_SQ_POLL_BACKOFF,
+ * so that such a QP pays at most two poller wake-ups per back-off.
+ */
+#define SROCE_SQ_POLL_AGAIN	(1 * NSEC_PER_MSEC)
 #define SROCE_SQ_POLL_BACKOFF	msecs_to_jiffies(20)
 
 static unsigned int sq_poll_us;
@@ -100,6 +112,19 @@ static bool sroce_sq_poll_wanted(struct sroce_qp *qp)
 	       sroce_qp_state(qp) == IB_QPS_RTS;
 }
 
+/* Another task wants the poller's CPU: see SROCE_SQ_POLL_AGAIN. */
+static void sroce_sq_poll_leave(struct sroce_qp *qp, u64 now)
+{
+	struct sroce_requester *req = &qp->req;
+
+	atomic64_inc(&qp->sdev->stats.sq_poll_yields);
+	if (now - req->poll_left_ns < SROCE_SQ_POLL_AGAIN) {
+		WRITE_ONCE(req->poll_backoff, jiffies + SROCE_SQ_POLL_BACKOFF);
+		atomic64_inc(&qp->sdev->stats.sq_poll_backoffs);
+	}
+	req->poll_left_ns = now;
+}
+
 static void sroce_sq_poll_work(struct work_struct *work)
 {
 	struct sroce_requester *req =
@@ -127,15 +152,7 @@ static void sroce_sq_poll_work(struct work_struct *work)
 			   (u64)sroce_sq_poll_time_us(qp) * NSEC_PER_USEC) {
 			break;
 		} else if (!single_task_running()) {
-			/*
-			 * Another task wants this CPU (the peer's process
-			 * polling its CQ, say): polling would take turns with
-			 * it, each turn a scheduler slice long.  Leave the CPU
-			 * to it, and the doorbells to the poster for a while.
-			 */
-			WRITE_ONCE(req->poll_backoff,
-				   jiffies + SROCE_SQ_POLL_BACKOFF);
-			atomic64_inc(&qp->sdev->stats.sq_poll_yields);
+			sroce_sq_poll_leave(qp, now);
 			break;
 		}
 		cond_resched();

@@ -48,6 +48,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	SROCE_STAT(sq_poll_runs),
 	SROCE_STAT(sq_poll_kicks),
 	SROCE_STAT(sq_poll_yields),
+	SROCE_STAT(sq_poll_backoffs),
 	SROCE_STAT(cc_rate_cuts),
 	SROCE_STAT(comp_out_of_order),
 	SROCE_STAT(comp_held),
