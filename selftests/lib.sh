@@ -709,15 +709,16 @@ _pt_listening() { [[ -n $(in_ns "$1" ss -Hltn "sport = :$2" 2>/dev/null) ]] || !
 # with the GIDs of SRV_IP and CLI_IP; the client reaches the server's TCP
 # side channel at SRV_IP, or at PT_CONNECT (IPv6 GIDs, IPv4 side channel).
 # The client runs under the command in the array PT_CLIENT_WRAP if set
-# (e.g. PT_CLIENT_WRAP=(env VAR=VALUE perf stat -o FILE --)).  The
-# outputs stay in /tmp/pt.srv and /tmp/pt.cli.
+# (e.g. PT_CLIENT_WRAP=(env VAR=VALUE perf stat -o FILE --)), the server
+# under PT_SERVER_WRAP.  The outputs stay in /tmp/pt.srv and /tmp/pt.cli.
 perftest_pair() {
 	local name=$1 sns=$2 sdev=$3 sip=$4 cns=$5 cdev=$6 cip=$7 prog=$8 sgi cgi spid
 	local port=$((20000 + RANDOM % 10000)) src=0 crc=0 t0=$EPOCHREALTIME
 	shift 8
 	sgi=$(gid_index "$sdev" "$sip")
 	cgi=$(gid_index "$cdev" "$cip")
-	in_ns "$sns" timeout 90 "$prog" -d "$sdev" -x "$sgi" -F -p $port "$@" > /tmp/pt.srv 2>&1 &
+	in_ns "$sns" timeout 90 "${PT_SERVER_WRAP[@]}" "$prog" -d "$sdev" -x "$sgi" -F -p $port "$@" \
+		> /tmp/pt.srv 2>&1 &
 	spid=$!
 	wait_until 15 _pt_listening "$sns" $port $spid
 	in_ns "$cns" timeout 90 "${PT_CLIENT_WRAP[@]}" "$prog" -d "$cdev" -x "$cgi" -F -p $port "$@" \

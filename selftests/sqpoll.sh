@@ -18,6 +18,15 @@
 #      messages (the doorbell is skipped), without it one per message at
 #      least (skipped on a kernel without syscall tracepoints); a run in
 #      which a poller left its CPU to another task runs once more;
+#   4b. the same with the client on CPU 0 and a perl process on CPU 1,
+#      where its poller runs: one that wakes every 100 us and sleeps again
+#      makes the poller leave now and then but never back off (no
+#      sq_poll_backoffs: the next post starts a poller again; under 25 %
+#      again);
+#   4c. a ping-pong (ib_write_lat, client on CPU 0, server on CPU 1): each
+#      side's poller runs where the other side's process polls, leaves
+#      at once and backs off (sq_poll_backoffs), so that a few pollers
+#      start for 1,000 messages, not one each;
 #   5. a process opts in by itself (SROCE_SQ_POLL_US=200 in its
 #      environment: the provider asks in create_qp) with the module
 #      parameter 0: pollers start, under 25 % again; with sq_poll_max_us=0
@@ -90,18 +99,19 @@ perf stat -x, -e syscalls:sys_enter_write -o /dev/null -- true > /dev/null 2>&1 
 NOCOUNT="no syscalls:sys_enter_write tracepoint to count write() with (CONFIG_FTRACE_SYSCALLS)"
 
 # writes US [VAR=VALUE...]: ib_write_bw 64 B x MSGS with sq_poll_us=US and
-# the client's environment VAR=VALUE...; sets R to the number of pollers
-# started, Y to the times a poller left its CPU to another task, and W to
+# the client's environment VAR=VALUE... (on CPU $CLIENT_CPU if set); sets R to the number of pollers
+# started, Y to the times a poller left its CPU to another task, B to the
+# times that made the doorbells run the requester for a while, and W to
 # the number of the client's write() calls, counted by
 # perf on the syscall tracepoint (strace would stop it at each call, and
 # its own process would compete with the poller for a CPU)
 writes() {
-	local us=$1 runs yields rc=0
+	local us=$1 runs yields backoffs rc=0
 	shift
 	echo "$us" > $PARAM
-	runs=$(ctr sq_poll_runs) yields=$(ctr sq_poll_yields)
+	runs=$(ctr sq_poll_runs) yields=$(ctr sq_poll_yields) backoffs=$(ctr sq_poll_backoffs)
 	rm -f /tmp/sqp.perf
-	PT_CLIENT_WRAP=(env "$@")
+	PT_CLIENT_WRAP=(${CLIENT_CPU:+taskset -c $CLIENT_CPU} env "$@")
 	[[ $COUNT == 1 ]] && PT_CLIENT_WRAP+=(perf stat -x, -e syscalls:sys_enter_write -o /tmp/sqp.perf --)
 	perftest_pair "ib_write_bw 64 B x $MSGS with sq_poll_us=$us${*:+ $*}" "${A[@]}" \
 		ib_write_bw -s 64 -n $MSGS || rc=1
@@ -109,7 +119,8 @@ writes() {
 	echo 0 > $PARAM
 	W=$(awk -F, '$3 == "syscalls:sys_enter_write" { print $1 }' /tmp/sqp.perf 2>/dev/null)
 	R=$(($(ctr sq_poll_runs) - runs)) Y=$(($(ctr sq_poll_yields) - yields))
-	diag "sq_poll_us=$us${*:+ $*}: $(awk '/#bytes/ { getline; print }' /tmp/pt.cli); write() calls: ${W:-not counted}; pollers started: $R, left their CPU: $Y"
+	B=$(($(ctr sq_poll_backoffs) - backoffs))
+	diag "sq_poll_us=$us${*:+ $*}: $(awk '/#bytes/ { getline; print }' /tmp/pt.cli); write() calls: ${W:-not counted}; pollers started: $R, left their CPU: $Y, backed off: $B"
 	[[ $rc == 0 ]] || return 1	# perftest_pair said why
 	[[ $COUNT == 0 || $W =~ ^[0-9]+$ ]] || { not_ok "perf stat counted write() calls"; diag "$(cat /tmp/sqp.perf)"; return 1; }
 }
@@ -131,21 +142,54 @@ doorbells() {
 	fi
 }
 
-# polled US [VAR=VALUE...]: writes, once more if a poller left its CPU to
-# another task: then, by design, the posts of the next 20 ms rang the
-# doorbell themselves (kernel/sq_poll.c), and the run measured that
-# back-off, not the poller (any task woken on the poller's CPU causes it).
+# polled US [VAR=VALUE...]: writes, once more if a poller backed off
+# (another task wanted its CPU twice within 1 ms): then, by design, the
+# posts of the next 20 ms rang the doorbell themselves (kernel/sq_poll.c),
+# and the run measured that back-off, not the poller.
 polled() {
 	local try
 	for try in 1 2; do
 		writes "$@" || return 1
-		[[ $Y == 0 ]] && return 0
-		[[ $try == 1 ]] && diag "a poller left its CPU to another task $Y time(s): once more"
+		[[ $B == 0 ]] && return 0
+		[[ $try == 1 ]] && diag "a poller backed off $B time(s): once more"
 	done
 }
 
 polled 200 && fewer "sq_poll_us=200"
 writes 0 && doorbells "sq_poll_us=0"
+
+# beside PERL US: writes US with the client on CPU 0 and, on CPU 1 (where
+# the client's doorbells start its poller: the next CPU after the
+# poster's, kernel/sq_poll.c), a perl process running PERL
+beside() {
+	local bg rc=0
+	taskset -c 1 perl -e "$1" & bg=$!
+	CLIENT_CPU=0 writes "$2" || rc=1
+	kill $bg
+	wait $bg 2> /dev/null
+	return $rc
+}
+# A task that is woken often and runs briefly (as kworkers and timers do)
+# may make a poller leave, and the next post starts one again.
+if beside 'select(undef, undef, undef, 0.0001) while 1' 200; then
+	check "a task waking every 100 us on the poller's CPU: no back-off ($Y times a poller left, $B back-offs)" test "$B" = 0
+	fewer "sq_poll_us=200 beside a task waking every 100 us"
+fi
+
+# A ping-pong: both processes poll, each on its own CPU, where the other
+# side's poller runs.  Pollers leave at once, and back off the second time
+# within 1 ms (kernel/sq_poll.c): not one poller start per message.
+echo 200 > $PARAM
+runs=$(ctr sq_poll_runs) backoffs=$(ctr sq_poll_backoffs)
+PT_CLIENT_WRAP=(taskset -c 0) PT_SERVER_WRAP=(taskset -c 1)
+if perftest_pair "ib_write_lat 64 B x 1000 with sq_poll_us=200" "${A[@]}" ib_write_lat -s 64 -n 1000; then
+	R=$(($(ctr sq_poll_runs) - runs)) B=$(($(ctr sq_poll_backoffs) - backoffs))
+	diag "$(awk '/#bytes/ { getline; print }' /tmp/pt.cli)"
+	check "ping-pong with sq_poll_us=200: pollers backed off ($B times), $R started for 1000 messages (under 250)" \
+		test "$B" -gt 0 -a "$R" -lt 250
+fi
+PT_CLIENT_WRAP=() PT_SERVER_WRAP=()
+echo 0 > $PARAM
 
 # A process asks for itself: the provider's create_qp carries
 # SROCE_SQ_POLL_US, the kernel bounds it by sq_poll_max_us.
