@@ -295,7 +295,6 @@ struct sroce_requester {
 	bool over_budget;		/* the last pass left work to do */
 	struct sroce_tx_batch *tx_batch; /* the running pass's, see pass */
 	unsigned long poll_backoff;	/* jiffies: no SQ poller before */
-	u64 poll_left_ns;		/* a poller last left for a task, ktime */
 	u32 poll_us;			/* create_qp's sq_poll_us, 0: none */
 
 	struct timer_list retrans_timer;

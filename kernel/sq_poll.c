@@ -17,9 +17,9 @@
  * call at all.  The poller stops once the index has not moved for that
  * many microseconds, when the QP leaves RTS, when the parameters say 0,
  * or, while it has nothing to send, when another task wants its CPU; the
- * next doorbell starts it again, unless a poller of the QP had left for
- * another task shortly before (then the QP's doorbells run the requester
- * themselves for SROCE_SQ_POLL_BACKOFF).
+ * next doorbell starts it again, unless the poller that left had found no
+ * post of its own (then the QP's doorbells run the requester themselves
+ * for SROCE_SQ_POLL_BACKOFF).
  *
  * Why opt-in (0 by default), and why a QP's own request is bounded: the
  * poller keeps a CPU busy after the last post, in a kernel worker rather
@@ -52,15 +52,16 @@
 /*
  * A poller that finds another task wanting its CPU leaves it at once: that
  * may be the peer's process polling its CQ there (a ping-pong), which the
- * poller would otherwise hold off a scheduler slice at a time.  The next
- * doorbell starts a poller again, which is right when the task was a
- * kworker or a timer's process that is gone by then.  A poller that
- * leaves for a task again within SROCE_SQ_POLL_AGAIN of the last one has
- * met a task that keeps wanting the CPU (a ping-pong leaves at every
- * message): the doorbells run the requester for SROCE_SQ_POLL_BACKOFF,
- * so that such a QP pays at most two poller wake-ups per back-off.
+ * poller would otherwise hold off a scheduler slice at a time.  If it had
+ * found posts since the doorbell that started it, it saved their system
+ * calls, and the task was as likely a kworker or a timer's process gone
+ * by the next post: that post starts a poller again.  If it had found
+ * none, it only moved the doorbell's requester pass to another CPU, as
+ * every poller of a ping-pong does (the poster waits for the reply before
+ * it posts again): the doorbells run the requester themselves for
+ * SROCE_SQ_POLL_BACKOFF, so that a ping-pong pays one poller wake-up per
+ * back-off, however slow its round trip.
  */
-#define SROCE_SQ_POLL_AGAIN	(1 * NSEC_PER_MSEC)
 #define SROCE_SQ_POLL_BACKOFF	msecs_to_jiffies(20)
 
 static unsigned int sq_poll_us;
@@ -112,17 +113,27 @@ static bool sroce_sq_poll_wanted(struct sroce_qp *qp)
 	       sroce_qp_state(qp) == IB_QPS_RTS;
 }
 
-/* Another task wants the poller's CPU: see SROCE_SQ_POLL_AGAIN. */
-static void sroce_sq_poll_leave(struct sroce_qp *qp, u64 now)
+/* Another task wants the poller's CPU: see SROCE_SQ_POLL_BACKOFF. */
+static void sroce_sq_poll_leave(struct sroce_qp *qp, bool found_posts)
 {
-	struct sroce_requester *req = &qp->req;
-
 	atomic64_inc(&qp->sdev->stats.sq_poll_yields);
-	if (now - req->poll_left_ns < SROCE_SQ_POLL_AGAIN) {
-		WRITE_ONCE(req->poll_backoff, jiffies + SROCE_SQ_POLL_BACKOFF);
+	if (!found_posts) {
+		WRITE_ONCE(qp->req.poll_backoff,
+			   jiffies + SROCE_SQ_POLL_BACKOFF);
 		atomic64_inc(&qp->sdev->stats.sq_poll_backoffs);
 	}
-	req->poll_left_ns = now;
+}
+
+/*
+ * One requester pass.  The poller's idle time counts from its end: a pass
+ * that carries a packet through a slow path (a debug kernel's, or the
+ * peer's whole receive on a veth) must not use up the time it then has
+ * to watch for the next post.
+ */
+static u64 sroce_sq_poll_pass(struct sroce_qp *qp)
+{
+	sroce_requester_kick(qp);
+	return ktime_get_ns();
 }
 
 static void sroce_sq_poll_work(struct work_struct *work)
@@ -130,29 +141,29 @@ static void sroce_sq_poll_work(struct work_struct *work)
 	struct sroce_requester *req =
 		container_of(work, struct sroce_requester, poll_work);
 	struct sroce_qp *qp = container_of(req, struct sroce_qp, req);
-	u64 last = ktime_get_ns();
 	u32 seen = sroce_ring_producer(&qp->sq);
+	bool found_posts = false;
+	u64 last;
 
 	/* What the doorbell that started us announced. */
-	sroce_requester_kick(qp);
+	last = sroce_sq_poll_pass(qp);
 	while (sroce_sq_poll_wanted(qp)) {
 		u32 producer = sroce_ring_producer(&qp->sq);
 		u64 now = ktime_get_ns();
 
 		if (producer != seen) {
 			seen = producer;
-			last = now;
+			found_posts = true;
 			atomic64_inc(&qp->sdev->stats.sq_poll_kicks);
-			sroce_requester_kick(qp);
+			last = sroce_sq_poll_pass(qp);
 		} else if (READ_ONCE(req->over_budget)) {
 			/* The pass left the rest to us (requester.c). */
-			last = now;
-			sroce_requester_kick(qp);
+			last = sroce_sq_poll_pass(qp);
 		} else if (now - last >
 			   (u64)sroce_sq_poll_time_us(qp) * NSEC_PER_USEC) {
 			break;
 		} else if (!single_task_running()) {
-			sroce_sq_poll_leave(qp, now);
+			sroce_sq_poll_leave(qp, found_posts);
 			break;
 		}
 		cond_resched();

@@ -145,7 +145,7 @@ struct sroce_stats {
 	atomic64_t sq_poll_runs;	/* SQ pollers a doorbell started */
 	atomic64_t sq_poll_kicks;	/* new WQEs a poller found and sent */
 	atomic64_t sq_poll_yields;	/* pollers that left their CPU to a task */
-	atomic64_t sq_poll_backoffs;	/* ... again soon: doorbells for a while */
+	atomic64_t sq_poll_backoffs;	/* ... having found no post: doorbells */
 	/* cc.c */
 	atomic64_t cc_rate_cuts;	/* DCQCN rate cuts (CNPs acted on) */
 	/* completer.c */
