@@ -49,7 +49,8 @@ command -v ib_write_bw > /dev/null || skip_all "perftest is not installed"
 command -v perf > /dev/null || skip_all "perf is not installed (linux-perf, scripts/install-deps)"
 (($(nproc) > 1)) || skip_all "one CPU: the poller needs another CPU than the poster's"
 
-trap 'echo 0 > $PARAM 2>/dev/null; topo_cleanup; sroce_unload' EXIT
+perf_hold_sched_hooks
+trap 'kill $PERF_HOLD_PID 2>/dev/null; echo 0 > $PARAM 2>/dev/null; topo_cleanup; sroce_unload' EXIT
 dmesg_mark
 sroce_load || { not_ok "load the module"; finish; }
 [[ -w $PARAM && -w $MAXPARAM ]] || { not_ok "$PARAM and $MAXPARAM exist"; finish; }
