@@ -100,12 +100,13 @@ perf stat -x, -e syscalls:sys_enter_write -o /dev/null -- true > /dev/null 2>&1 
 NOCOUNT="no syscalls:sys_enter_write tracepoint to count write() with (CONFIG_FTRACE_SYSCALLS)"
 
 # writes US [VAR=VALUE...]: ib_write_bw 64 B x MSGS with sq_poll_us=US and
-# the client's environment VAR=VALUE... (on CPU $CLIENT_CPU if set); sets R to the number of pollers
-# started, Y to the times a poller left its CPU to another task, B to the
-# times that made the doorbells run the requester for a while, and W to
-# the number of the client's write() calls, counted by
-# perf on the syscall tracepoint (strace would stop it at each call, and
-# its own process would compete with the poller for a CPU)
+# the client's environment VAR=VALUE... (on CPU $CLIENT_CPU if set); sets
+# R to the number of pollers started, Y to the times a poller left its CPU
+# to another task, B to the times that made the doorbells run the
+# requester for a while, and W to the number of the client's write()
+# calls, counted by perf on the syscall tracepoint (strace would stop it
+# at each call, and its own process would compete with the poller for a
+# CPU)
 writes() {
 	local us=$1 runs yields backoffs rc=0
 	shift
@@ -143,8 +144,8 @@ doorbells() {
 	fi
 }
 
-# polled US [VAR=VALUE...]: writes, once more if a poller backed off
-# (it left its CPU to another task having found no post): then, by design, the
+# polled US [VAR=VALUE...]: writes, once more if a poller backed off (it
+# left its CPU to another task having found no post): then, by design, the
 # posts of the next 20 ms rang the doorbell themselves (kernel/sq_poll.c),
 # and the run measured that back-off, not the poller.
 polled() {
