@@ -13,6 +13,7 @@
 #include "ah.h"
 #include "compat.h"
 #include "cq.h"
+#include "doorbell.h"
 #include "mcast.h"
 #include "mr.h"
 #include "mw.h"
@@ -351,6 +352,7 @@ static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 	 * sroce_dealloc_driver().
 	 */
 	ib_set_device_ops(ibdev, &sroce_dev_ops);
+	ibdev->driver_def = sroce_uapi_defs;
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
 	lockdep_set_class(&sdev->mr_xa.xa_lock, &sroce_mr_xa_key);
 	spin_lock_init(&sdev->mw_lock);

@@ -746,6 +746,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	qp->sdev = sdev;
 	qp->user = udata;
+	qp->ucontext = uctx;
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	refcount_set(&qp->ref, 1);
@@ -934,6 +935,43 @@ static int sroce_build_send_wqe(struct sroce_qp *qp,
 	return 0;
 }
 
+/* An XRC target QP has nothing to send (IBA 10.2.5). */
+static bool sroce_qp_can_send(const struct sroce_qp *qp,
+			      enum ib_qp_state state)
+{
+	return state != IB_QPS_RESET && state != IB_QPS_INIT &&
+	       state != IB_QPS_RTR && qp->ibqp.qp_type != IB_QPT_XRC_TGT;
+}
+
+static void sroce_qp_send_ready(struct sroce_qp *qp, enum ib_qp_state state)
+{
+	/* Or a poller on another CPU runs the requester (sq_poll.c). */
+	if (state == IB_QPS_RTS && sroce_sq_poll_doorbell(qp))
+		return;
+	sroce_requester_kick(qp);
+}
+
+/*
+ * A user QP's doorbell: its process published WQEs in the send ring.  Rung
+ * by a POST_SEND command without work requests (sroce_post_send()) or by
+ * a write() to the doorbell file (doorbell.c).
+ */
+int sroce_qp_doorbell(struct sroce_qp *qp)
+{
+	enum ib_qp_state state = sroce_qp_state(qp);
+
+	if (!sroce_qp_can_send(qp, state))
+		return -EINVAL;
+	/*
+	 * In the error state it also flushes receives posted since the QP
+	 * entered it (see SROCE_RQ_FLAG_FLUSH).
+	 */
+	if (state == IB_QPS_ERR)
+		sroce_rq_flush(qp);
+	sroce_qp_send_ready(qp, state);
+	return 0;
+}
+
 /*
  * For a user QP this is the doorbell (the provider wrote the WQEs into the
  * mapped ring and passes no work request); for a kernel QP it copies the
@@ -943,56 +981,44 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
-	enum ib_qp_state state = sroce_qp_state(qp);
+	enum ib_qp_state state;
 	unsigned long flags;
 	int err = 0;
 
-	/* An XRC target QP has nothing to send (IBA 10.2.5). */
-	if (state == IB_QPS_RESET || state == IB_QPS_INIT ||
-	    state == IB_QPS_RTR || ibqp->qp_type == IB_QPT_XRC_TGT) {
-		if (bad_wr)
+	if (qp->user) {
+		/*
+		 * A user QP's WQEs are in its ring; work requests passed
+		 * through uverbs would be dropped without a trace, so they
+		 * are refused.
+		 */
+		err = wr ? -EINVAL : sroce_qp_doorbell(qp);
+		if (err && bad_wr)
 			*bad_wr = wr;
-		return -EINVAL;
-	}
-	/*
-	 * A user QP's WQEs are in its ring; work requests passed through
-	 * uverbs would be dropped without a trace, so they are refused.
-	 */
-	if (qp->user && wr) {
-		if (bad_wr)
-			*bad_wr = wr;
-		return -EINVAL;
-	}
-
-	if (!qp->user) {
-		spin_lock_irqsave(&qp->sq_post_lock, flags);
-		for (; wr; wr = wr->next) {
-			if (!sroce_ring_has_room(&qp->sq, qp->sq_producer)) {
-				err = -ENOMEM;
-				break;
-			}
-			err = sroce_build_send_wqe(qp, wr,
-						   sroce_ring_slot(&qp->sq,
-								   qp->sq_producer));
-			if (err)
-				break;
-			sroce_ring_set_producer(&qp->sq, ++qp->sq_producer);
-		}
-		spin_unlock_irqrestore(&qp->sq_post_lock, flags);
-		if (err)
-			*bad_wr = wr;
-	}
-
-	/*
-	 * The doorbell of a user QP in error also flushes receives posted
-	 * since the QP entered it (see SROCE_RQ_FLAG_FLUSH).
-	 */
-	if (qp->user && state == IB_QPS_ERR)
-		sroce_rq_flush(qp);
-	/* Or a poller on another CPU runs the requester (sq_poll.c). */
-	if (state == IB_QPS_RTS && sroce_sq_poll_doorbell(qp))
 		return err;
-	sroce_requester_kick(qp);
+	}
+
+	state = sroce_qp_state(qp);
+	if (!sroce_qp_can_send(qp, state)) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->sq_post_lock, flags);
+	for (; wr; wr = wr->next) {
+		if (!sroce_ring_has_room(&qp->sq, qp->sq_producer)) {
+			err = -ENOMEM;
+			break;
+		}
+		err = sroce_build_send_wqe(qp, wr,
+					   sroce_ring_slot(&qp->sq,
+							   qp->sq_producer));
+		if (err)
+			break;
+		sroce_ring_set_producer(&qp->sq, ++qp->sq_producer);
+	}
+	spin_unlock_irqrestore(&qp->sq_post_lock, flags);
+	if (err)
+		*bad_wr = wr;
+	sroce_qp_send_ready(qp, state);
 	return err;
 }
 

@@ -90,6 +90,7 @@ struct sroce_qp {
 	struct ib_qp_cap cap;		/* what the QP really supports */
 	bool sq_sig_all;
 	bool user;
+	struct ib_ucontext *ucontext;	/* a user QP's, for doorbell.c */
 
 	struct sroce_ring sq;		/* producer: provider or post_send */
 	struct sroce_ring rq;		/* producer: provider or post_recv;
@@ -131,8 +132,10 @@ int sroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int sroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
+/* A user QP's doorbell (post_send without work requests, doorbell.c). */
+int sroce_qp_doorbell(struct sroce_qp *qp);
 
-/* Receive path: find the QP a packet is for; NULL if there is none. */
+/* Find the QP a packet or a doorbell is for; NULL if there is none. */
 struct sroce_qp *sroce_qp_get(struct sroce_dev *sdev, u32 qpn);
 void sroce_qp_put(struct sroce_qp *qp);
 

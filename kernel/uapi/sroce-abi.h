@@ -18,6 +18,7 @@
 #define SROCE_ABI_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 /*
  * Bumped on any incompatible change.  The kernel reports it as the uverbs
@@ -261,6 +262,41 @@ struct sroce_create_srq_resp {
 struct sroce_create_ah_resp {
 	__u32 ah_num;
 	__u32 reserved;
+};
+
+/* -------------------------------------------------------------------------
+ * The doorbell file
+ *
+ * The send doorbell is a write() of one struct sroce_doorbell, the QPN of
+ * a QP of this context, to a file the provider opens once per context with
+ * the driver method below (RDMA_VERBS_IOCTL on the command fd, driver id
+ * SROCE_DRIVER_ID): object SROCE_OBJECT_DOORBELL, method
+ * SROCE_METHOD_DOORBELL_ALLOC, one mandatory attribute
+ * SROCE_ATTR_DOORBELL_ALLOC_FD (an FD attribute, length 0) in whose data the
+ * kernel returns the new file descriptor (close-on-exec).  The write()
+ * does what an IB_USER_VERBS_CMD_POST_SEND with no work requests does
+ * (the send doorbell, and in the error state the RQ flush of
+ * SROCE_RQ_FLAG_FLUSH) at a fraction of its cost; it returns
+ * sizeof(struct sroce_doorbell) or fails with EINVAL (wrong length, no
+ * such QP in this context, or the QP cannot send in its state) or EIO (the
+ * context is closed or the device is gone).  A kernel without the method
+ * answers the ioctl with EPROTONOSUPPORT (or EOPNOTSUPP): the provider
+ * then keeps using the uverbs command.
+ */
+enum sroce_uverbs_objects {
+	SROCE_OBJECT_DOORBELL = 1U << UVERBS_ID_NS_SHIFT,
+};
+
+enum sroce_doorbell_methods {
+	SROCE_METHOD_DOORBELL_ALLOC = 1U << UVERBS_ID_NS_SHIFT,
+};
+
+enum sroce_doorbell_alloc_attrs {
+	SROCE_ATTR_DOORBELL_ALLOC_FD = 1U << UVERBS_ID_NS_SHIFT,
+};
+
+struct sroce_doorbell {
+	__u32 qpn;
 };
 
 #endif /* SROCE_ABI_H */
