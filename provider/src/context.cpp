@@ -2,6 +2,10 @@
 //
 // Opening a device: the context, the ops table, and the device/port queries
 // (which are plain kernel commands).
+#include <rdma/rdma_user_ioctl_cmds.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -17,6 +21,8 @@ void free_context(ibv_context *ibctx)
 {
 	Context *ctx = from_ctx(ibctx);
 
+	if (ctx->doorbell_fd >= 0)
+		close(ctx->doorbell_fd);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }
@@ -48,6 +54,39 @@ int query_port(ibv_context *ctx, uint8_t port, ibv_port_attr *attr)
 
 	memset(&cmd, 0, sizeof(cmd));
 	return ibv_cmd_query_port(ctx, port, attr, &cmd, sizeof(cmd));
+}
+
+// The doorbell file (sroce-abi.h, "The doorbell file"): one driver method
+// on the command fd.  -1 when the kernel has no such method, or when the
+// environment asks for the uverbs command (SROCE_UVERBS_DOORBELL=1, to
+// compare the two): the doorbell is then the POST_SEND command.
+int open_doorbell_file(int cmd_fd)
+{
+	const char *env = getenv("SROCE_UVERBS_DOORBELL");
+
+	if (env && strcmp(env, "0") != 0)
+		return -1;
+
+	// ib_uverbs_ioctl_hdr ends in a flexible array: header and the one
+	// attribute are laid out in a buffer, as the kernel reads them.
+	alignas(8) uint8_t buf[sizeof(ib_uverbs_ioctl_hdr) + sizeof(ib_uverbs_attr)];
+	ib_uverbs_ioctl_hdr hdr{};
+	ib_uverbs_attr attr{};
+
+	hdr.length = sizeof(buf);
+	hdr.object_id = SROCE_OBJECT_DOORBELL;
+	hdr.method_id = SROCE_METHOD_DOORBELL_ALLOC;
+	hdr.num_attrs = 1;
+	hdr.driver_id = SROCE_DRIVER_ID;
+	attr.attr_id = SROCE_ATTR_DOORBELL_ALLOC_FD;
+	attr.flags = UVERBS_ATTR_F_MANDATORY;
+	memcpy(buf, &hdr, sizeof(hdr));
+	memcpy(buf + sizeof(hdr), &attr, sizeof(attr));
+	if (ioctl(cmd_fd, RDMA_VERBS_IOCTL, buf))
+		return -1;
+	// The kernel wrote the new descriptor into the attribute's data.
+	memcpy(&attr, buf + sizeof(hdr), sizeof(attr));
+	return static_cast<int>(attr.data);
 }
 
 // Slots left null fall back to libibverbs' dummies (EOPNOTSUPP).
@@ -108,6 +147,7 @@ verbs_context *context_alloc(ibv_device *ibdev, int cmd_fd, void *)
 		ibdev, cmd_fd, sizeof(Context), nullptr, SROCE_DRIVER_ID));
 	if (!ctx)
 		return nullptr;
+	ctx->doorbell_fd = -1; // the allocation is zeroed, not constructed
 
 	sroce_cmd_get_context cmd;
 	DrvResp<ib_uverbs_get_context_resp, sroce_alloc_ucontext_resp> resp;
@@ -130,6 +170,7 @@ verbs_context *context_alloc(ibv_device *ibdev, int cmd_fd, void *)
 		ctx->max_send_sge = drv.max_send_sge;
 		ctx->max_recv_sge = drv.max_recv_sge;
 	}
+	ctx->doorbell_fd = open_doorbell_file(cmd_fd);
 
 	verbs_set_ops(&ctx->vctx, &ops);
 	return &ctx->vctx;

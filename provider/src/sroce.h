@@ -29,6 +29,8 @@ struct Context {
 	uint32_t max_inline_data;
 	uint32_t max_send_sge;
 	uint32_t max_recv_sge;
+	// The doorbell file (sroce-abi.h), or -1: the uverbs command instead.
+	int doorbell_fd;
 };
 
 // One mmap()ed ring and the spinlock serialising this process's users of it.
@@ -189,7 +191,8 @@ int post_send_bind(ibv_qp *qp, ibv_send_wr *wr, ibv_send_wr **bad_wr,
 		   bool by_verb);
 int post_recv(ibv_qp *qp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
 int post_srq_recv(ibv_srq *srq, ibv_recv_wr *wr, ibv_recv_wr **bad_wr);
-// The doorbell: "look at the SQ" (also the RQ flush in the error state).
+// The doorbell: "look at the SQ" (also the RQ flush in the error state),
+// through the context's doorbell file when it has one.
 int ring_doorbell(Qp *qp);
 // After posting sends: the doorbell unless the kernel polls the SQ.
 int ring_send_doorbell(Qp *qp);

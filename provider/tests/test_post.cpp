@@ -33,8 +33,9 @@ T at(const uint8_t *p, size_t off)
 }
 
 struct FakeQp {
-	int pipefd[2];
-	ibv_context ctx{};
+	int pipefd[2];		// the "command fd": uverbs doorbells
+	int dbpipe[2];		// the doorbell file, once use_doorbell_file()
+	sroce::Context ctx{};
 	FakeRing sq;
 	FakeRing rq;
 	sroce::Qp *qp;
@@ -43,7 +44,9 @@ struct FakeQp {
 		: sq(sq_log2, 128), rq(rq_log2, 64)
 	{
 		EXPECT_EQ(pipe2(pipefd, O_NONBLOCK), 0);
-		ctx.cmd_fd = pipefd[1];
+		EXPECT_EQ(pipe2(dbpipe, O_NONBLOCK), 0);
+		ctx.vctx.context.cmd_fd = pipefd[1];
+		ctx.doorbell_fd = -1;
 		qp = static_cast<sroce::Qp *>(calloc(1, sizeof(sroce::Qp)));
 		pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
 		pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
@@ -53,7 +56,7 @@ struct FakeQp {
 			     sroce::send_slot_max_inline(128), false };
 		qp->max_recv_sge = sroce::recv_slot_max_sge(64);
 		ibv_qp *ib = &qp->vqp.qp;
-		ib->context = &ctx;
+		ib->context = &ctx.vctx.context;
 		ib->handle = 0x1234;
 		ib->qp_num = 0x11;
 		ib->qp_type = type;
@@ -65,12 +68,18 @@ struct FakeQp {
 	{
 		close(pipefd[0]);
 		close(pipefd[1]);
+		close(dbpipe[0]);
+		close(dbpipe[1]);
 		free(qp);
 	}
 	ibv_qp *ib() { return &qp->vqp.qp; }
 	ibv_qp_ex *ex() { return &qp->vqp.qp_ex; }
 
-	// Doorbells rung so far (each checked to be a well-formed command).
+	void use_doorbell_file() { ctx.doorbell_fd = dbpipe[1]; }
+
+	// Doorbells rung so far, each checked to be well formed: a uverbs
+	// command on the command fd or, once use_doorbell_file(), the QPN on
+	// the doorbell file (and then nothing on the command fd).
 	int doorbells()
 	{
 		int n = 0;
@@ -78,6 +87,7 @@ struct FakeQp {
 		ssize_t r;
 
 		while ((r = read(pipefd[0], b, sizeof(b))) > 0) {
+			EXPECT_LT(ctx.doorbell_fd, 0) << "command despite the file";
 			EXPECT_EQ(r, 32);
 			// struct ib_uverbs_cmd_hdr
 			EXPECT_EQ(at<uint32_t>(b, 0), uint32_t(IB_USER_VERBS_CMD_POST_SEND));
@@ -89,6 +99,15 @@ struct FakeQp {
 			EXPECT_EQ(at<uint32_t>(b, 24), 0u); // sge_count
 			EXPECT_EQ(at<uint32_t>(b, 28), sizeof(ibv_send_wr));
 			n++;
+		}
+		// A pipe keeps write() boundaries apart only by their content:
+		// every doorbell is one 4-byte struct sroce_doorbell.
+		while ((r = read(dbpipe[0], b, sizeof(b))) > 0) {
+			EXPECT_EQ(r % sizeof(sroce_doorbell), 0u);
+			for (ssize_t i = 0; i < r; i += sizeof(sroce_doorbell)) {
+				EXPECT_EQ(at<uint32_t>(b, i), 0x11u); // qp_num
+				n++;
+			}
 		}
 		return n;
 	}
@@ -242,6 +261,53 @@ TEST(PostSend, DoorbellFailureIsReported)
 	EXPECT_EQ(sroce::post_send(f.ib(), &w1, &bad), EPIPE);
 	EXPECT_EQ(bad, nullptr); // every request was queued
 	EXPECT_EQ(f.sq.hdr()->producer, 1u);
+}
+
+// With the context's doorbell file, a post is one write() of the QPN into
+// it and no uverbs command; the RQ flush doorbell (ERR) goes the same way,
+// and a failing write() is the post's error.
+TEST(PostSend, DoorbellFileCarriesTheQpn)
+{
+	FakeQp f(IBV_QPT_RC);
+	f.use_doorbell_file();
+	ibv_sge sg = { 0x1000, 10, 5 };
+	ibv_send_wr w2 = send_wr(2, &sg);
+	ibv_send_wr w1 = send_wr(1, &sg, &w2);
+	ibv_send_wr *bad = nullptr;
+
+	EXPECT_EQ(sroce::post_send(f.ib(), &w1, &bad), 0);
+	EXPECT_EQ(f.sq.hdr()->producer, 2u);
+	EXPECT_EQ(f.doorbells(), 1);
+
+	ibv_qp_ex *x = f.ex();
+	ibv_wr_start(x);
+	x->wr_id = 3;
+	x->wr_flags = 0;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, 5, 0x1000, 10);
+	EXPECT_EQ(ibv_wr_complete(x), 0);
+	EXPECT_EQ(f.doorbells(), 1);
+
+	f.rq.hdr()->flags = SROCE_RQ_FLAG_FLUSH;
+	f.ib()->state = IBV_QPS_ERR;
+	ibv_sge rsg = { 0x2000, 16, 5 };
+	ibv_recv_wr r{};
+	r.wr_id = 9;
+	r.sg_list = &rsg;
+	r.num_sge = 1;
+	ibv_recv_wr *rbad = nullptr;
+	EXPECT_EQ(sroce::post_recv(f.ib(), &r, &rbad), 0);
+	EXPECT_EQ(f.doorbells(), 1);
+
+	f.ib()->state = IBV_QPS_RTS;
+	close(f.dbpipe[0]); // writes to the file now fail with EPIPE
+	f.dbpipe[0] = open("/dev/null", O_RDONLY);
+	signal(SIGPIPE, SIG_IGN);
+	bad = &w1;
+	w1.next = nullptr;
+	EXPECT_EQ(sroce::post_send(f.ib(), &w1, &bad), EPIPE);
+	EXPECT_EQ(bad, nullptr); // the request was queued
+	EXPECT_EQ(f.doorbells(), 0);
 }
 
 TEST(PostRecv, WritesSlotsWithoutSyscall)
@@ -591,7 +657,7 @@ TEST(PostSend, ConcurrentPostersAgainstAConsumer)
 	FakeQp f(IBV_QPT_RC, 6);
 	int devnull = open("/dev/null", O_WRONLY);
 	ASSERT_GE(devnull, 0);
-	f.ctx.cmd_fd = devnull;
+	f.ctx.vctx.context.cmd_fd = devnull;
 	constexpr uint64_t per_thread = 20000;
 	std::atomic<bool> stop{ false };
 	std::vector<uint8_t> seen(2 * per_thread, 0);
@@ -642,7 +708,7 @@ TEST(PostSend, ConcurrentPostersAgainstAConsumer)
 	stop = true;
 	kernel.join();
 	close(devnull);
-	f.ctx.cmd_fd = f.pipefd[1];
+	f.ctx.vctx.context.cmd_fd = f.pipefd[1];
 	EXPECT_EQ(bad.load(), 0u);
 	for (uint64_t i = 0; i < seen.size(); i++)
 		ASSERT_EQ(seen[i], 1) << "wr_id " << i;
