@@ -16,8 +16,9 @@
  * design defines.  Then raw uverbs commands with bad handles and work
  * requests, bad MR access flags, bad QP attributes and transitions, bad
  * create_qp driver data, bad mmap() offsets, sizes and flags on the
- * command fd, mremap/munmap of a ring in use and a fork child that writes
- * into the parent's rings: each with its exact errno or outcome.
+ * command fd, mremap/munmap of a ring in use, a fork child that writes
+ * into the parent's rings, and every bad write() into the doorbell file:
+ * each with its exact errno or outcome.
  *
  * All memory the QPs may use lies between canary pages, and the pages of
  * another PD's MR and a receive buffer that no failed case may reach are
@@ -1332,6 +1333,150 @@ void fork_case()
 	pair_destroy(p, name);
 }
 
+/* ---- the doorbell file -------------------------------------------------- */
+
+/* What write() of @len bytes at @buf into @fd answered: 0 when all taken. */
+int fd_write(int fd, const void *buf, size_t len)
+{
+	ssize_t r = write(fd, buf, len);
+
+	if (r == static_cast<ssize_t>(len))
+		return 0;
+	return r < 0 ? errno : EIO;
+}
+
+std::string fd_target(int fd)
+{
+	char path[64], target[256];
+	ssize_t n;
+
+	std::snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return err_str(errno);
+	target[n] = 0;
+	return target;
+}
+
+/*
+ * The provider's doorbell file (sroce-abi.h): every lie a write() into it
+ * can tell, each with its errno; a QP of another context of the same
+ * process is not this file's; a fork child is refused as uverbs refuses
+ * it; once the context is closed the file (still open) answers EIO.
+ */
+void doorbell_file_cases()
+{
+	const std::string name = "doorbell file";
+	Pair p;
+	int e;
+
+	if (!pair_make(p, name))
+		return;
+	int fd = sroce::from_ctx(ctx)->doorbell_fd;
+	std::string target = fd >= 0 ? fd_target(fd) : "none";
+	result(target == "anon_inode:[sroce_doorbell]",
+	       name + ": the context rings doorbells through anon_inode:[sroce_doorbell]", target);
+	if (fd < 0) {
+		pair_destroy(p, name);
+		return;
+	}
+
+	uint32_t qpn = p.a->qp_num;
+	uint8_t eight[8] = {};
+	std::memcpy(eight, &qpn, sizeof(qpn));
+	e = fd_write(fd, &qpn, 3);
+	result(e == EINVAL, name + ": 3 bytes: EINVAL", err_str(e));
+	e = fd_write(fd, eight, 8);
+	result(e == EINVAL, name + ": 8 bytes: EINVAL", err_str(e));
+	void *none = mmap(nullptr, pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	e = none == MAP_FAILED ? errno : fd_write(fd, none, 4);
+	result(e == EFAULT, name + ": QPN from a PROT_NONE page: EFAULT", err_str(e));
+	if (none != MAP_FAILED)
+		munmap(none, pg);
+	uint32_t bad = 0xffffff;
+	e = fd_write(fd, &bad, 4);
+	result(e == EINVAL, name + ": QPN 0xffffff (no such QP): EINVAL", err_str(e));
+	bad = 1;
+	e = fd_write(fd, &bad, 4);
+	result(e == EINVAL, name + ": QPN 1 (the GSI QP, the kernel's): EINVAL", err_str(e));
+	ibv_qp *fresh = make_qp(p.cqa, 4);
+	if (fresh) {
+		e = fd_write(fd, &fresh->qp_num, 4);
+		result(e == EINVAL, name + ": a QP in RESET: EINVAL", err_str(e));
+		ibv_destroy_qp(fresh);
+	}
+	char c;
+	e = read(fd, &c, 1) < 0 ? errno : 0;
+	result(e == EBADF, name + ": read(): EBADF (opened write-only)", err_str(e));
+	e = fd_write(fd, &qpn, 4);
+	result(e == 0, name + ": the QPN of a connected QP: accepted", err_str(e));
+
+	std::fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(fd_write(fd, &qpn, 4));
+	int st = 0;
+	waitpid(pid, &st, 0);
+	result(WIFEXITED(st) && WEXITSTATUS(st) == EACCES,
+	       name + ": a fork child's write(): EACCES, as uverbs answers it",
+	       fmt("wait status %#x", st));
+
+	/* A second context of this process: its QPs are not the first's. */
+	ibv_context *ctx2 = ibv_open_device(ctx->device);
+	ibv_pd *pd_2 = ctx2 ? ibv_alloc_pd(ctx2) : nullptr;
+	ibv_cq *cq2 = pd_2 ? ibv_create_cq(ctx2, 8, nullptr, nullptr, 0) : nullptr;
+	ibv_qp *q2 = nullptr;
+	if (cq2) {
+		ibv_qp_init_attr ia = {};
+
+		ia.send_cq = cq2;
+		ia.recv_cq = cq2;
+		ia.qp_type = IBV_QPT_RC;
+		ia.cap.max_send_wr = 4;
+		ia.cap.max_recv_wr = 4;
+		ia.cap.max_send_sge = 1;
+		ia.cap.max_recv_sge = 1;
+		q2 = ibv_create_qp(pd_2, &ia);
+	}
+	e = q2 ? connect_qp(q2, p.b->qp_num) : errno;
+	int fd2 = ctx2 ? sroce::from_ctx(ctx2)->doorbell_fd : -1;
+	result(!e && fd2 >= 0 && fd2 != fd, name + ": a second context, its own file and an RTS QP",
+	       fmt("%s, fd %d", err_str(e).c_str(), fd2));
+	if (!e && fd2 >= 0) {
+		e = fd_write(fd, &q2->qp_num, 4);
+		result(e == EINVAL, name + ": the other context's QP through this file: EINVAL",
+		       err_str(e));
+		e = fd_write(fd2, &q2->qp_num, 4);
+		result(e == 0, name + ": ... through its own file: accepted", err_str(e));
+		e = fd_write(fd2, &qpn, 4);
+		result(e == EINVAL, name + ": this context's QP through the other's file: EINVAL",
+		       err_str(e));
+	}
+	/* Close the second context, keeping its file open. */
+	int kept = fd2 >= 0 ? dup(fd2) : -1;
+	uint32_t qpn2 = q2 ? q2->qp_num : 0;
+	if (q2)
+		ibv_destroy_qp(q2);
+	if (cq2)
+		ibv_destroy_cq(cq2);
+	if (pd_2)
+		ibv_dealloc_pd(pd_2);
+	if (ctx2)
+		ibv_close_device(ctx2);
+	if (kept >= 0) {
+		e = fd_write(kept, &qpn2, 4);
+		result(e == EIO, name + ": after its context was closed: EIO", err_str(e));
+		e = fd_write(kept, &qpn, 4);
+		result(e == EIO, name + ": ... also for a live QP of another context: EIO",
+		       err_str(e));
+		close(kept);
+	}
+
+	expect_send_works(name, p);
+	check_memory(name);
+	pair_destroy(p, name);
+}
+
 /* ---- the device still works --------------------------------------------- */
 
 void final_traffic()
@@ -1437,6 +1582,7 @@ int main(int argc, char **argv)
 	create_qp_cmd_cases();
 	mmap_cases();
 	fork_case();
+	doorbell_file_cases();
 	final_traffic();
 
 	int err = ibv_dereg_mr(mr) | ibv_dereg_mr(mr_ro) | ibv_dereg_mr(mr_pd2) |

@@ -7,9 +7,9 @@
 # handles and work requests, bad MR access flags and QP attributes, bad
 # create_qp driver data (the SQ poller request), bad mmap()s of the
 # command fd, mremap/munmap of a live ring, a fork child writing into the
-# parent's ring.  Each must end in its exact error
-# completion, QP state or errno, with canary pages and untouched buffers
-# checked byte for byte.  Then the device still moves data
+# parent's ring, bad write()s into the doorbell file.  Each must end in its
+# exact error completion, QP state or errno, with canary pages and
+# untouched buffers checked byte for byte.  Then the device still moves data
 # (ibv_rc_pingpong with its data check) and the kernel log is clean.
 
 . "$(dirname "$0")/lib.sh"

@@ -211,16 +211,17 @@ removal_with_holder() {
 	setup_held "$name" "$setup" || return
 	check "$name while a process holds $D open" timeout 30 bash -c "$remove" &&
 	check "$name: $D gone" wait_until 10 ibdev_gone $D
-	# The holder sees IBV_EVENT_DEVICE_FATAL and exits 0.
+	# The holder sees IBV_EVENT_DEVICE_FATAL, checks that its doorbell file
+	# (still open) answers EIO, and exits 0.
 	rc=0
 	for _ in $(seq 100); do kill -0 $holder_pid 2>/dev/null || break; sleep 0.1; done
 	if kill -0 $holder_pid 2>/dev/null; then
 		kill -9 $holder_pid; wait $holder_pid 2>/dev/null
-		not_ok "$name: holder got IBV_EVENT_DEVICE_FATAL and exited"
+		not_ok "$name: holder got IBV_EVENT_DEVICE_FATAL, doorbell file EIO, exited"
 		diag "holder still running 10 s after removal: $(< $holder_log)"
 	else
 		wait $holder_pid || rc=$?
-		check_eq "$name: holder got IBV_EVENT_DEVICE_FATAL and exited" "0" "$rc" ||
+		check_eq "$name: holder got IBV_EVENT_DEVICE_FATAL, doorbell file EIO, exited" "0" "$rc" ||
 			diag "$(< $holder_log)"
 	fi
 	holder_pid=

@@ -4,10 +4,13 @@
  * provider (libibverbs, RDMAV_DRIVERS or the installed provider).
  *
  *   sroce_verbs [harness options]   run the tests (KTAP output)
- *   sroce_verbs --hold DEV          open DEV, allocate a PD and an MR, print
- *                                   "ready", then wait for the device to go
- *                                   away: exits 0 on IBV_EVENT_DEVICE_FATAL,
- *                                   3 on another error; SIGALRM after 60 s.
+ *   sroce_verbs --hold DEV          open DEV, allocate a PD and an MR, open
+ *                                   a doorbell file and ring it for a QP in
+ *                                   RTS, print "ready", then wait for the
+ *                                   device to go away: exits 0 on
+ *                                   IBV_EVENT_DEVICE_FATAL if the doorbell
+ *                                   file then answers EIO, 3 on another
+ *                                   error; SIGALRM after 60 s.
  *
  * Environment for the tests:
  *   SROCE_DEV          device name (default sroce0)
@@ -21,8 +24,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "sroce-abi.h"
 
 #include "kselftest_harness.h"
 
@@ -287,13 +294,68 @@ TEST_F(dev, close_with_live_objects)
 	EXPECT_EQ(0, ibv_close_device(ctx));
 }
 
+/*
+ * A doorbell file of @ctx, opened as the ABI says (not through the
+ * provider, which opens its own): the new descriptor, or -1.
+ */
+static int open_doorbell_file(struct ibv_context *ctx)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr;
+	} req = {
+		.hdr = {
+			.length = sizeof(req),
+			.object_id = SROCE_OBJECT_DOORBELL,
+			.method_id = SROCE_METHOD_DOORBELL_ALLOC,
+			.num_attrs = 1,
+			.driver_id = SROCE_DRIVER_ID,
+		},
+		.attr = {
+			.attr_id = SROCE_ATTR_DOORBELL_ALLOC_FD,
+			.flags = UVERBS_ATTR_F_MANDATORY,
+		},
+	};
+
+	if (ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &req))
+		return -1;
+	return req.attr.data;
+}
+
+/* A UD QP in RTS: a doorbell for it is accepted without a peer. */
+static struct ibv_qp *ud_qp_rts(struct ibv_pd *pd, struct ibv_cq *cq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 1 };
+	struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+
+	if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				 IBV_QP_PORT | IBV_QP_QKEY))
+		return NULL;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return NULL;
+	a.qp_state = IBV_QPS_RTS;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
+		return NULL;
+	return qp;
+}
+
 static int hold(const char *name)
 {
 	static char buf[4096];
 	struct ibv_async_event ev;
 	struct ibv_device *dev = find_device(name);
+	struct sroce_doorbell db;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	int db_fd;
 
 	if (!dev) {
 		fprintf(stderr, "hold: no device %s\n", name);
@@ -309,6 +371,18 @@ static int hold(const char *name)
 		perror("hold: alloc_pd/reg_mr");
 		return 3;
 	}
+	cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	qp = cq ? ud_qp_rts(pd, cq) : NULL;
+	if (!qp) {
+		perror("hold: a UD QP in RTS");
+		return 3;
+	}
+	db_fd = open_doorbell_file(ctx);
+	db.qpn = qp->qp_num;
+	if (db_fd < 0 || write(db_fd, &db, sizeof(db)) != sizeof(db)) {
+		perror("hold: open and ring a doorbell file");
+		return 3;
+	}
 	printf("ready\n");
 	fflush(stdout);
 	alarm(60);
@@ -320,6 +394,12 @@ static int hold(const char *name)
 		ibv_ack_async_event(&ev);
 		if (ev.event_type == IBV_EVENT_DEVICE_FATAL) {
 			printf("device fatal\n");
+			/* The device is gone; the file is still open. */
+			if (write(db_fd, &db, sizeof(db)) != -1 || errno != EIO) {
+				perror("hold: doorbell file after the removal (want EIO)");
+				return 3;
+			}
+			printf("doorbell file: EIO\n");
 			ibv_close_device(ctx);
 			return 0;
 		}
