@@ -267,6 +267,8 @@ def main():
         built += ', sroce with fast_rx=1 (receive hook)'
     if meta.get('sq_poll_us', '0') != '0':
         built += ', sroce with sq_poll_us=%s (SQ poller)' % meta['sq_poll_us']
+    if meta.get('uverbs_doorbell') == '1':
+        built += ', sroce with SROCE_UVERBS_DOORBELL=1 (uverbs command as doorbell)'
     desc = (f'Guest kernel {meta.get("kernel", "?")}, TCG, 2 vCPUs; median of {runs} run(s); '
             f'sroce commit {meta.get("commit", "?")}{built}, run {meta.get("date", "?")}; '
             f'{meta.get("host", "")}.')
