@@ -10,7 +10,9 @@
 #   `rdma link delete`, `ip link del`, `ip netns del` and `rmmod`, the first
 #   three also while a process holds the device open (the process sees
 #   IBV_EVENT_DEVICE_FATAL); `rmmod` while a process holds it is refused
-#   ("in use") and succeeds once the process is gone; a clean kernel log
+#   ("in use") and succeeds once the process is gone, and after a removal
+#   disassociated a process it is refused until that process closes the
+#   device (its doorbell file pins the module); a clean kernel log
 #   afterwards.
 
 . "$(dirname "$0")/lib.sh"
@@ -241,6 +243,38 @@ rmmod_with_holder() {
 	check "rmmod removed $D" wait_until 10 ibdev_gone $D
 }
 
+# rmmod_after_disassociation: a process the removal disassociated but that
+# has not closed the device yet still holds its provider's doorbell file,
+# whose code is in the module: rmmod is refused until ibv_close_device(),
+# and then succeeds while the process still runs.
+rmmod_after_disassociation() {
+	local name="rmmod after disassociation"
+	rm -f $holder_log
+	if ! { modprobe sroce && rdma link add $D type sroce netdev $L_A; }; then
+		not_ok "$name: set up $D"
+		return
+	fi
+	"$HOLDER" --hold $D --linger > $holder_log 2>&1 &
+	holder_pid=$!
+	if ! wait_until 10 grep -q ready $holder_log; then
+		not_ok "$name: holder opened the device"
+		diag "$(< $holder_log)"
+		kill $holder_pid 2>/dev/null; wait $holder_pid 2>/dev/null; holder_pid=
+		return
+	fi
+	check "$name: rdma link delete while held" rdma link delete $D &&
+	check "$name: holder disassociated, doorbell file EIO, device still open" \
+		wait_until 10 grep -q lingering $holder_log &&
+	check_fails "$name: rmmod sroce refused while the device is still open" \
+		"in use" rmmod sroce &&
+	check "$name: holder closed the device" \
+		eval "kill -USR1 $holder_pid && wait_until 10 grep -q closed $holder_log" &&
+	check "$name: rmmod sroce once the device is closed, holder still running" \
+		eval "rmmod_sroce && kill -0 $holder_pid"
+	diag "holder: $(tr '\n' ' ' < $holder_log)"
+	kill $holder_pid 2>/dev/null; wait $holder_pid 2>/dev/null; holder_pid=
+}
+
 if [[ ! -x $HOLDER ]]; then
 	skip "removal while the device is held open" "no $HOLDER (make -C selftests)"
 elif [[ $SROCE_DRIVER == rxe ]]; then
@@ -258,6 +292,7 @@ else
 	ip link add $L_A type veth peer name $L_B 2>/dev/null
 	ip link set $L_A up; ip link set $L_B up
 	rmmod_with_holder
+	rmmod_after_disassociation
 fi
 
 no_links() { [[ -z $(rdma link) ]]; }

@@ -11,6 +11,11 @@
  *                                   IBV_EVENT_DEVICE_FATAL if the doorbell
  *                                   file then answers EIO, 3 on another
  *                                   error; SIGALRM after 60 s.
+ *   sroce_verbs --hold DEV --linger  the same, but after the EIO it keeps
+ *                                   the device open and prints
+ *                                   "lingering"; on SIGUSR1 it calls
+ *                                   ibv_close_device(), prints "closed"
+ *                                   and waits for SIGTERM.
  *
  * Environment for the tests:
  *   SROCE_DEV          device name (default sroce0)
@@ -21,6 +26,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <infiniband/verbs.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,7 +352,34 @@ static struct ibv_qp *ud_qp_rts(struct ibv_pd *pd, struct ibv_cq *cq)
 	return qp;
 }
 
-static int hold(const char *name)
+/*
+ * A disassociated process that has not closed the device: its provider's
+ * doorbell file is still open, and keeps the module in (link.sh checks
+ * that rmmod is refused until ibv_close_device()).
+ */
+static int linger(struct ibv_context *ctx)
+{
+	sigset_t usr1;
+	int sig;
+
+	alarm(0);
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	printf("lingering\n");
+	fflush(stdout);
+	if (sigwait(&usr1, &sig))
+		return 3;
+	if (ibv_close_device(ctx)) {
+		perror("hold: ibv_close_device after the removal");
+		return 3;
+	}
+	printf("closed\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+}
+
+static int hold(const char *name, bool lingers)
 {
 	static char buf[4096];
 	struct ibv_async_event ev;
@@ -400,6 +434,9 @@ static int hold(const char *name)
 				return 3;
 			}
 			printf("doorbell file: EIO\n");
+			close(db_fd);
+			if (lingers)
+				return linger(ctx);
 			ibv_close_device(ctx);
 			return 0;
 		}
@@ -410,9 +447,16 @@ static int hold(const char *name)
 
 int main(int argc, char **argv)
 {
-	if (argc == 3 && !strcmp(argv[1], "--hold")) {
+	if ((argc == 3 || (argc == 4 && !strcmp(argv[3], "--linger"))) &&
+	    !strcmp(argv[1], "--hold")) {
+		sigset_t usr1;
+
+		/* Blocked before any thread starts, for linger()'s sigwait. */
+		sigemptyset(&usr1);
+		sigaddset(&usr1, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &usr1, NULL);
 		signal(SIGALRM, SIG_DFL);
-		return hold(argv[2]);
+		return hold(argv[2], argc == 4);
 	}
 	return test_harness_run(argc, argv);
 }
