@@ -27,14 +27,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
-#include <rdma/rdma_user_ioctl_cmds.h>
 
+#include "doorbell_test.h"
 #include "sroce-abi.h"
 
 enum { UVERBS, FILE_DB, DEVNULL, GETPPID, KINDS, MAX_ROUNDS = 99 };
@@ -68,58 +67,13 @@ static struct ibv_context *open_by_name(const char *name)
 	return ctx;
 }
 
-static struct ibv_qp *ud_qp_rts(struct ibv_context *ctx)
+/* A UD QP in RTS on a PD and CQ of its own. */
+static struct ibv_qp *new_ud_qp_rts(struct ibv_context *ctx)
 {
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
 	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	struct ibv_qp_init_attr ia = {
-		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_UD,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = 1
-	};
-	struct ibv_qp *qp;
 
-	if (!pd || !cq)
-		return NULL;
-	qp = ibv_create_qp(pd, &ia);
-	if (!qp || ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				 IBV_QP_PORT | IBV_QP_QKEY))
-		return NULL;
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return NULL;
-	a.qp_state = IBV_QPS_RTS;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		return NULL;
-	return qp;
-}
-
-/* A doorbell file of @ctx by the ABI's driver method, or -1 (not sroce). */
-static int open_doorbell_file(struct ibv_context *ctx)
-{
-	struct {
-		struct ib_uverbs_ioctl_hdr hdr;
-		struct ib_uverbs_attr attr;
-	} req = {
-		.hdr = {
-			.length = sizeof(req),
-			.object_id = SROCE_OBJECT_DOORBELL,
-			.method_id = SROCE_METHOD_DOORBELL_ALLOC,
-			.num_attrs = 1,
-			.driver_id = SROCE_DRIVER_ID,
-		},
-		.attr = {
-			.attr_id = SROCE_ATTR_DOORBELL_ALLOC_FD,
-			.flags = UVERBS_ATTR_F_MANDATORY,
-		},
-	};
-
-	if (ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, &req))
-		return -1;
-	return req.attr.data;
+	return pd && cq ? ud_qp_rts(pd, cq) : NULL;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -183,7 +137,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "doorbell_cost: cannot open device %s\n", argv[1]);
 		return 1;
 	}
-	qp = ud_qp_rts(ctx);
+	qp = new_ud_qp_rts(ctx);
 	if (!qp) {
 		fprintf(stderr, "doorbell_cost: %s: no UD QP in RTS: %s\n",
 			argv[1], strerror(errno));

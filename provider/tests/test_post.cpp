@@ -201,6 +201,30 @@ TEST(PostSend, RefusedBeforeRts)
 	EXPECT_EQ(f.doorbells(), 1);
 }
 
+// One 10-byte SEND through the extended API (ibv_wr_*): its result.
+static int post_ex_send(ibv_qp_ex *x, uint64_t wr_id)
+{
+	ibv_wr_start(x);
+	x->wr_id = wr_id;
+	x->wr_flags = 0;
+	ibv_wr_send(x);
+	ibv_wr_set_sge(x, 5, 0x1000, 10);
+	return ibv_wr_complete(x);
+}
+
+// One 16-byte receive: its result.
+static int post_one_recv(ibv_qp *qp)
+{
+	ibv_sge sg = { 0x2000, 16, 5 };
+	ibv_recv_wr r{};
+	ibv_recv_wr *bad = nullptr;
+
+	r.wr_id = 9;
+	r.sg_list = &sg;
+	r.num_sge = 1;
+	return sroce::post_recv(qp, &r, &bad);
+}
+
 // SROCE_SQ_FLAG_POLLED: the kernel's SQ poller watches the producer index,
 // so posting publishes the WQEs and makes no system call; with the flag
 // clear again, the doorbell is back.  The RQ flush doorbell (QP in ERR)
@@ -219,12 +243,7 @@ TEST(PostSend, PolledSqNeedsNoDoorbell)
 	EXPECT_EQ(f.doorbells(), 0);
 
 	ibv_qp_ex *x = f.ex();
-	ibv_wr_start(x);
-	x->wr_id = 3;
-	x->wr_flags = 0;
-	ibv_wr_send(x);
-	ibv_wr_set_sge(x, 5, 0x1000, 10);
-	EXPECT_EQ(ibv_wr_complete(x), 0);
+	EXPECT_EQ(post_ex_send(x, 3), 0);
 	EXPECT_EQ(f.sq.hdr()->producer, 3u);
 	EXPECT_EQ(f.doorbells(), 0);
 
@@ -238,13 +257,7 @@ TEST(PostSend, PolledSqNeedsNoDoorbell)
 	f.sq.hdr()->flags = SROCE_SQ_FLAG_POLLED;
 	f.rq.hdr()->flags = SROCE_RQ_FLAG_FLUSH;
 	f.ib()->state = IBV_QPS_ERR;
-	ibv_sge rsg = { 0x2000, 16, 5 };
-	ibv_recv_wr r{};
-	r.wr_id = 9;
-	r.sg_list = &rsg;
-	r.num_sge = 1;
-	ibv_recv_wr *rbad = nullptr;
-	EXPECT_EQ(sroce::post_recv(f.ib(), &r, &rbad), 0);
+	EXPECT_EQ(post_one_recv(f.ib()), 0);
 	EXPECT_EQ(f.doorbells(), 1);
 }
 
@@ -280,23 +293,12 @@ TEST(PostSend, DoorbellFileCarriesTheQpn)
 	EXPECT_EQ(f.doorbells(), 1);
 
 	ibv_qp_ex *x = f.ex();
-	ibv_wr_start(x);
-	x->wr_id = 3;
-	x->wr_flags = 0;
-	ibv_wr_send(x);
-	ibv_wr_set_sge(x, 5, 0x1000, 10);
-	EXPECT_EQ(ibv_wr_complete(x), 0);
+	EXPECT_EQ(post_ex_send(x, 3), 0);
 	EXPECT_EQ(f.doorbells(), 1);
 
 	f.rq.hdr()->flags = SROCE_RQ_FLAG_FLUSH;
 	f.ib()->state = IBV_QPS_ERR;
-	ibv_sge rsg = { 0x2000, 16, 5 };
-	ibv_recv_wr r{};
-	r.wr_id = 9;
-	r.sg_list = &rsg;
-	r.num_sge = 1;
-	ibv_recv_wr *rbad = nullptr;
-	EXPECT_EQ(sroce::post_recv(f.ib(), &r, &rbad), 0);
+	EXPECT_EQ(post_one_recv(f.ib()), 0);
 	EXPECT_EQ(f.doorbells(), 1);
 
 	f.ib()->state = IBV_QPS_RTS;
