@@ -182,24 +182,27 @@ check "rmmod $mod removed $D" wait_until 10 ibdev_gone $D
 
 # --- removal while a process holds the device open ------------------------------
 
-# start_holder: run sroce_verbs --hold $D in the background, wait for "ready"
+# start_holder [ARG]: run sroce_verbs --hold $D [ARG] in the background, wait
+# for "ready"
 holder_log=/tmp/sroce-holder.log
 start_holder() {
 	rm -f $holder_log
-	"$HOLDER" --hold $D > $holder_log 2>&1 &
+	"$HOLDER" --hold $D "$@" > $holder_log 2>&1 &
 	holder_pid=$!
 	wait_until 10 grep -q ready $holder_log
 }
 
-# setup_held NAME SETUP: SETUP creates $D (afresh), then a holder opens it;
-# non-zero (reported as NAME's failure) if either fails
+# setup_held NAME SETUP [ARG]: SETUP creates $D (afresh), then a holder
+# (start_holder ARG) opens it; non-zero (reported as NAME's failure) if
+# either fails
 setup_held() {
 	local name=$1 setup=$2 out
+	shift 2
 	[[ -e $IB/$D ]] && rdma link delete $D
 	if ! out=$(eval "$setup" 2>&1); then
 		not_ok "$name: setup"; diag "$setup: $out"; return 1
 	fi
-	if ! start_holder; then
+	if ! start_holder "$@"; then
 		not_ok "$name: holder opened the device"
 		diag "$(< $holder_log)"
 		kill $holder_pid 2>/dev/null; wait $holder_pid 2>/dev/null; holder_pid=
@@ -249,19 +252,7 @@ rmmod_with_holder() {
 # and then succeeds while the process still runs.
 rmmod_after_disassociation() {
 	local name="rmmod after disassociation"
-	rm -f $holder_log
-	if ! { modprobe sroce && rdma link add $D type sroce netdev $L_A; }; then
-		not_ok "$name: set up $D"
-		return
-	fi
-	"$HOLDER" --hold $D --linger > $holder_log 2>&1 &
-	holder_pid=$!
-	if ! wait_until 10 grep -q ready $holder_log; then
-		not_ok "$name: holder opened the device"
-		diag "$(< $holder_log)"
-		kill $holder_pid 2>/dev/null; wait $holder_pid 2>/dev/null; holder_pid=
-		return
-	fi
+	setup_held "$name" "$add" --linger || return
 	check "$name: rdma link delete while held" rdma link delete $D &&
 	check "$name: holder disassociated, doorbell file EIO, device still open" \
 		wait_until 10 grep -q lingering $holder_log &&

@@ -300,6 +300,8 @@ TEST_F(dev, close_with_live_objects)
 	EXPECT_EQ(0, ibv_close_device(ctx));
 }
 
+static sigset_t usr1;	/* blocked from the start, for linger()'s sigwait */
+
 /*
  * A disassociated process that has not closed the device: its provider's
  * doorbell file is still open, and keeps the module in (link.sh checks
@@ -307,12 +309,9 @@ TEST_F(dev, close_with_live_objects)
  */
 static int linger(struct ibv_context *ctx)
 {
-	sigset_t usr1;
 	int sig;
 
 	alarm(0);
-	sigemptyset(&usr1);
-	sigaddset(&usr1, SIGUSR1);
 	printf("lingering\n");
 	fflush(stdout);
 	if (sigwait(&usr1, &sig))
@@ -397,9 +396,6 @@ int main(int argc, char **argv)
 {
 	if ((argc == 3 || (argc == 4 && !strcmp(argv[3], "--linger"))) &&
 	    !strcmp(argv[1], "--hold")) {
-		sigset_t usr1;
-
-		/* Blocked before any thread starts, for linger()'s sigwait. */
 		sigemptyset(&usr1);
 		sigaddset(&usr1, SIGUSR1);
 		sigprocmask(SIG_BLOCK, &usr1, NULL);
