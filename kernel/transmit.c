@@ -143,6 +143,41 @@ static unsigned int sroce_tx_headroom(const struct net_device *ndev)
 }
 
 /*
+ * An skb with @size bytes of linear area.  Its head is a page fragment,
+ * as a NIC driver's receive buffers are, not a kmalloc() block: kmalloc()
+ * zeroes every block on Debian's kernels (CONFIG_INIT_ON_ALLOC_DEFAULT_ON),
+ * and that zeroing of a head that is about to be written whole was 5-10 %
+ * of the busy CPU time under TCG (scripts/bench --profile, performance.rst,
+ * session 29).  A fragment's page is zeroed when it is allocated, and
+ * packets are freed as soon as they are received or sent, so the per-CPU
+ * fragment cache mostly gets its page back whole and uses it again (a
+ * packet held past a PSN gap, pkt.h, keeps its page in use meanwhile, as
+ * a NIC driver's receive buffer does).
+ * Where a head would not fit in a page, kmalloc() as before.  The skb
+ * itself comes from the per-CPU cache that sroce_pkt_consume() fills
+ * where that may be used (pkt.h), else from the slab.
+ */
+static struct sk_buff *sroce_pkt_skb_alloc(unsigned int size)
+{
+	unsigned int fragsz = SKB_DATA_ALIGN(size) +
+			      SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+	bool napi = sroce_pkt_napi_cache_ok();
+	struct sk_buff *skb;
+	void *data;
+
+	if (fragsz > PAGE_SIZE)
+		return __alloc_skb(size, GFP_ATOMIC, napi ? SKB_ALLOC_NAPI : 0,
+				   NUMA_NO_NODE);
+	data = napi ? napi_alloc_frag(fragsz) : netdev_alloc_frag(fragsz);
+	if (!data)
+		return NULL;
+	skb = napi ? napi_build_skb(data, fragsz) : build_skb(data, fragsz);
+	if (!skb)
+		skb_free_frag(data);
+	return skb;
+}
+
+/*
  * The common part of both allocators: @linear payload bytes plus pad and
  * ICRC in the linear area (0 for a zero-copy packet, whose payload and
  * trailer come as page fragments).
@@ -165,10 +200,7 @@ static struct sk_buff *sroce_pkt_alloc_common(struct sroce_qp *qp, u8 opcode,
 	if (linear)
 		len += payload_len + pad + SROCE_ICRC_LEN;
 
-	/* The per-CPU skb cache that sroce_pkt_consume() fills (pkt.h). */
-	skb = __alloc_skb(sroce_tx_headroom(ndev) + len, GFP_ATOMIC,
-			  sroce_pkt_napi_cache_ok() ? SKB_ALLOC_NAPI : 0,
-			  NUMA_NO_NODE);
+	skb = sroce_pkt_skb_alloc(sroce_tx_headroom(ndev) + len);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, sroce_tx_headroom(ndev));
