@@ -4,6 +4,23 @@
  */
 #include "ah.h"
 
+static void sroce_ah_erase(struct sroce_dev *sdev, u32 ah_num)
+{
+	unsigned long flags;
+
+	xa_lock_irqsave(&sdev->ah_xa, flags);
+	__xa_erase(&sdev->ah_xa, ah_num);
+	xa_unlock_irqrestore(&sdev->ah_xa, flags);
+}
+
+/*
+ * The RDMA core may call create_ah and destroy_ah with interrupts off: ib_cm
+ * creates and destroys the AH of each MAD it sends under a spin_lock_irqsave()
+ * (cm_alloc_msg(), cm_free_msg()), without RDMA_CREATE_AH_SLEEPABLE.  So
+ * ah_xa's lock is an IRQ lock, taken with irqsave, and nothing here
+ * re-enables bottom halves (local_bh_enable() with interrupts off may run
+ * softirqs and has lockdep complain).
+ */
 int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -11,6 +28,7 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	gfp_t gfp = init->flags & RDMA_CREATE_AH_SLEEPABLE ?
 		    GFP_KERNEL : GFP_ATOMIC;
 	struct sroce_ah *ah = to_sah(ibah);
+	unsigned long flags;
 	u32 ah_num;
 	int err;
 
@@ -24,10 +42,15 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	ah->attr = *init->ah_attr;
 	ah->attr.grh.sgid_attr = NULL;	/* the core holds the reference */
 
-	/* Reserve the number; the AH is published once it is complete. */
-	err = xa_alloc_cyclic_bh(&sdev->ah_xa, &ah_num, NULL,
-				 XA_LIMIT(1, SROCE_MAX_AH), &sdev->ah_next,
-				 gfp);
+	/*
+	 * Reserve the number; the AH is published once it is complete.  A
+	 * sleepable caller has interrupts on: __xa_alloc_cyclic() may then
+	 * drop the lock (with xa_unlock_irq()) to allocate with GFP_KERNEL.
+	 */
+	xa_lock_irqsave(&sdev->ah_xa, flags);
+	err = __xa_alloc_cyclic(&sdev->ah_xa, &ah_num, NULL,
+				XA_LIMIT(1, SROCE_MAX_AH), &sdev->ah_next, gfp);
+	xa_unlock_irqrestore(&sdev->ah_xa, flags);
 	if (err < 0)
 		goto err_count;
 	ah->ah_num = ah_num;
@@ -43,11 +66,14 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 			goto err_num;
 	}
 
-	xa_store_bh(&sdev->ah_xa, ah_num, ah, gfp);
+	/* The reserved slot exists: storing allocates nothing. */
+	xa_lock_irqsave(&sdev->ah_xa, flags);
+	__xa_store(&sdev->ah_xa, ah_num, ah, GFP_ATOMIC);
+	xa_unlock_irqrestore(&sdev->ah_xa, flags);
 	return 0;
 
 err_num:
-	xa_erase_bh(&sdev->ah_xa, ah_num);
+	sroce_ah_erase(sdev, ah_num);
 err_count:
 	atomic_dec(&sdev->num_ah);
 	return err;
@@ -65,7 +91,7 @@ int sroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 	struct sroce_dev *sdev = to_sdev(ibah->device);
 	struct sroce_ah *ah = to_sah(ibah);
 
-	xa_erase_bh(&sdev->ah_xa, ah->ah_num);
+	sroce_ah_erase(sdev, ah->ah_num);
 	atomic_dec(&sdev->num_ah);
 	return 0;
 }
@@ -73,15 +99,16 @@ int sroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 int sroce_ah_lookup(struct sroce_dev *sdev, u32 ah_num, struct ib_pd *pd,
 		    struct sroce_av *av)
 {
+	unsigned long flags;
 	struct sroce_ah *ah;
 	int err = -ENOENT;
 
-	xa_lock_bh(&sdev->ah_xa);
+	xa_lock_irqsave(&sdev->ah_xa, flags);
 	ah = xa_load(&sdev->ah_xa, ah_num);
 	if (ah && ah->ibah.pd == pd) {
 		*av = ah->av;
 		err = 0;
 	}
-	xa_unlock_bh(&sdev->ah_xa);
+	xa_unlock_irqrestore(&sdev->ah_xa, flags);
 	return err;
 }

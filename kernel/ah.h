@@ -2,7 +2,7 @@
 /*
  * ah.h - address handles: the destination of UD work requests.
  *
- * Each AH gets a number (sdev->ah_xa, BH lock) that user UD WQEs carry
+ * Each AH gets a number (sdev->ah_xa, IRQ lock) that user UD WQEs carry
  * (sroce_send_wqe.wr.ud.ah_num, returned in sroce_create_ah_resp); kernel
  * UD work requests name the ib_ah directly.  The address is translated
  * once, at creation, into a struct sroce_av (transmit.h).

@@ -328,10 +328,12 @@ static int sroce_check_netdev(struct net_device *ndev)
 /*
  * xa_init_flags() is inline, so every xarray initialised in this file
  * would share one lockdep class.  mr_xa's lock is taken only in process
- * context with BH on (lookups are RCU); qp_xa's, ah_xa's and
- * xrc_srq_xa's with BH off, also from the receive softirq.  One class for all three made lockdep
- * report an inconsistent {SOFTIRQ-ON-W} -> {IN-SOFTIRQ-W} lock state (and
- * switch itself off) the first time a packet looked up a QP.
+ * context with BH on (lookups are RCU); qp_xa's and xrc_srq_xa's with BH
+ * off, also from the receive softirq; ah_xa's with interrupts off (ah.c:
+ * ib_cm creates AHs under an IRQ spinlock).  One class for all of them
+ * made lockdep report an inconsistent {SOFTIRQ-ON-W} -> {IN-SOFTIRQ-W}
+ * lock state (and switch itself off) the first time a packet looked up a
+ * QP.
  */
 static struct lock_class_key sroce_mr_xa_key;
 static struct lock_class_key sroce_qp_xa_key;
@@ -361,7 +363,7 @@ static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 	ida_init(&sdev->srq_ida);
 	xa_init_flags(&sdev->xrc_srq_xa, XA_FLAGS_LOCK_BH);
 	lockdep_set_class(&sdev->xrc_srq_xa.xa_lock, &sroce_xrc_srq_xa_key);
-	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_BH);
+	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	lockdep_set_class(&sdev->ah_xa.xa_lock, &sroce_ah_xa_key);
 	spin_lock_init(&sdev->mcg_lock);
 	INIT_LIST_HEAD(&sdev->mcg_list);

@@ -159,7 +159,16 @@ static void sroce_rq_flush(struct sroce_qp *qp)
 	set_bit(SROCE_RQ_FLUSH, &qp->rq_pending);
 	/* The bit is visible before our trylock can fail. */
 	smp_mb__after_atomic();
-	sroce_rq_run_flush(qp);
+	/* Interrupts off (see sroce_post_recv()): the work item flushes. */
+	if (irqs_disabled())
+		queue_work(system_highpri_wq, &qp->rq_flush_work);
+	else
+		sroce_rq_run_flush(qp);
+}
+
+static void sroce_rq_flush_work(struct work_struct *work)
+{
+	sroce_rq_run_flush(container_of(work, struct sroce_qp, rq_flush_work));
 }
 
 static int sroce_rq_fetch_locked(struct sroce_qp *qp, struct sroce_rwqe *rwqe)
@@ -756,6 +765,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->sq_post_lock);
 	spin_lock_init(&qp->rq_post_lock);
 	spin_lock_init(&qp->rq_lock);
+	INIT_WORK(&qp->rq_flush_work, sroce_rq_flush_work);
 
 	err = sroce_qp_alloc_rings(qp, init, uctx);
 	if (err)
@@ -825,6 +835,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	sroce_requester_cleanup(qp);
 	sroce_cc_qp_cleanup(qp);
 	sroce_responder_cleanup(qp);
+	cancel_work_sync(&qp->rq_flush_work);
 	dst_cache_destroy(&qp->dst_cache);	/* nothing sends any more */
 	sroce_ring_free(&qp->rq);
 	sroce_ring_free(&qp->sq);
@@ -948,7 +959,16 @@ static void sroce_qp_send_ready(struct sroce_qp *qp, enum ib_qp_state state)
 	/* Or a poller on another CPU runs the requester (sq_poll.c). */
 	if (state == IB_QPS_RTS && sroce_sq_poll_doorbell(qp))
 		return;
-	sroce_requester_kick(qp);
+	/*
+	 * The MAD layer posts on QP1 with interrupts off (ib_send_mad() under
+	 * spin_lock_irqsave()), and a kernel ULP may too: the requester's
+	 * locks are BH locks, whose release may run softirqs, which must not
+	 * happen with interrupts off.  Its work item runs the pass instead.
+	 */
+	if (irqs_disabled())
+		sroce_requester_kick_deferred(qp);
+	else
+		sroce_requester_kick(qp);
 }
 
 /*

@@ -7,7 +7,7 @@
  * to destroy the QP is in sdev->qp_xa; the receive path finds it with
  * sroce_qp_get() and drops it with sroce_qp_put().  Destroy removes it from
  * the xarray, waits for those references, stops the requester (timers and
- * work), congestion control and the responder, drops the cached route
+ * work), congestion control, the responder and the RQ's flush work, drops the cached route
  * (nothing sends any more) and then frees the rings.  The CQs, PD and SRQ
  * outlive the QP (the core counts their users).
  *
@@ -37,6 +37,7 @@
 #include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
+#include <linux/workqueue.h>
 #include <net/dst_cache.h>
 #include <rdma/ib_verbs.h>
 
@@ -109,6 +110,7 @@ struct sroce_qp {
 	u64 srq_wr_id;			/* ... its wr_id, for the flush */
 	struct sroce_srq *xrc_srq;	/* XRC target: ... and its SRQ */
 	unsigned long rq_pending;	/* SROCE_RQ_* bits */
+	struct work_struct rq_flush_work; /* a flush asked with IRQs off */
 
 	struct sroce_cc_qp cc;		/* congestion control (cc.h) */
 	struct sroce_requester req;

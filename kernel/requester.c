@@ -1309,6 +1309,25 @@ void sroce_requester_kick(struct sroce_qp *qp)
 	sroce_req_run(qp);
 }
 
+/*
+ * A kick from a caller with interrupts off (qp.c, sroce_qp_send_ready()):
+ * the pass runs from the work item, on the QP's CPU if it is online.
+ * mod_delayed_work_on() may be called so; a pass already waiting a tick
+ * (NOMEM, busy) runs at once instead, which is harmless.
+ */
+void sroce_requester_kick_deferred(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+	int cpu = READ_ONCE(req->cpu);
+
+	set_bit(SROCE_REQ_KICK, &req->pending);
+	if (READ_ONCE(req->dying))
+		return;
+	if (!cpu_online(cpu))
+		cpu = raw_smp_processor_id();
+	mod_delayed_work_on(cpu, sroce_req_wq, &req->work, 0);
+}
+
 static void sroce_req_work(struct work_struct *work)
 {
 	struct sroce_requester *req =

@@ -337,6 +337,7 @@ void sroce_requester_cleanup(struct sroce_qp *qp);
 
 /* Doorbell: post_send after publishing WQEs.  Any context but hardirq. */
 void sroce_requester_kick(struct sroce_qp *qp);
+void sroce_requester_kick_deferred(struct sroce_qp *qp);
 
 /* ---- shared with the completer (called under req.lock) ------------------ */
 
