@@ -653,11 +653,17 @@ _mckey_gone() { ! kill -0 "$1"; }
 # and report no error (outputs in /tmp/mc.rcv and /tmp/mc.snd)
 _mckey_run() {
 	local rns=$1 rip=$2 sns=$3 sip=$4 grp=$5 rpid rrc=0 src=0
-	in_ns "$rns" timeout 60 mckey -m "$grp" -b "$rip" -C 10 > /tmp/mc.rcv 2>&1 &
+	# Line-buffered: mckey's stdout is a file here, and the wait below
+	# needs to see "receiving data" (the QP attached) when it is printed;
+	# fully buffered, the wait always ran out, which on the debug kernel
+	# (waits x8) outlasted the receiver's own limit.
+	in_ns "$rns" timeout "$(scaled 60)" stdbuf -oL mckey -m "$grp" -b "$rip" -C 10 \
+		> /tmp/mc.rcv 2>&1 &
 	rpid=$!
 	wait_until 15 grep -q 'receiving data' /tmp/mc.rcv
 	sleep 1
-	in_ns "$sns" timeout 60 mckey -m "$grp" -b "$sip" -s -C 10 > /tmp/mc.snd 2>&1 || src=$?
+	in_ns "$sns" timeout "$(scaled 60)" stdbuf -oL mckey -m "$grp" -b "$sip" -s -C 10 \
+		> /tmp/mc.snd 2>&1 || src=$?
 	# the sender is done: what the receiver has not got in 15 s is lost
 	wait_until 15 _mckey_gone $rpid || pkill -f "^mckey -m $grp -b $rip -C"
 	wait $rpid || rrc=$?
