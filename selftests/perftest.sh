@@ -7,6 +7,7 @@
 # rdma_rxe both ways (topology (b)).
 # (ib_read_bw sets max_rd_atomic to the peer's max_qp_rd_atom: 128 for
 # rdma_rxe, which an sroce requester must accept.)
+# Also UC and UD QPs, -b, -q 4, -e and -a (every size) on topology (a).
 # Completion is what is checked (perftest verifies its own completions'
 # status); the figures belong to scripts/bench, not to a test.  Plus
 # ibv_rc_pingpong with 1 MiB messages at RoCE MTU 1024 and 4096, and with
@@ -68,6 +69,17 @@ if topo_pair 2>/tmp/topo.err; then
 			not_ok "ib_send_bw 64 B: $acks ACKs and $probes probes for 2000 unsignaled-mostly SENDs (want at most 1000 and 20)"
 		fi
 	fi
+	# The other modes a user reaches for: UC and UD QPs (without rdma_cm:
+	# cm.sh has -R), both directions at once, several QPs, completion
+	# events instead of polling, and every size from 2 B to 8 MiB (across
+	# the inline limit, the MTU and the zero-copy threshold).
+	perftest_pair "ib_write_bw -c UC 4 KiB" "${A[@]}" ib_write_bw -c UC -s 4096 -n 200
+	perftest_pair "ib_send_bw -c UC 4 KiB" "${A[@]}" ib_send_bw -c UC -s 4096 -n 200
+	perftest_pair "ib_send_bw -c UD 1 KiB" "${A[@]}" ib_send_bw -c UD -s 1024 -n 200
+	perftest_pair "ib_write_bw -b 64 KiB (bidirectional)" "${A[@]}" ib_write_bw -b -s 65536 -n 200
+	perftest_pair "ib_read_bw -q 4 4 KiB" "${A[@]}" ib_read_bw -q 4 -s 4096 -n 200
+	perftest_pair "ib_send_bw -e 4 KiB (CQ events)" "${A[@]}" ib_send_bw -e -s 4096 -n 200
+	perftest_pair "ib_write_bw -a (2 B to 8 MiB)" "${A[@]}" ib_write_bw -a -n 20
 	perftest_pair "ib_send_lat 64 B" "${A[@]}" ib_send_lat -s 64 -n 500
 	perftest_pair "ib_write_lat 64 B" "${A[@]}" ib_write_lat -s 64 -n 500
 	perftest_pair "ib_read_lat 64 B" "${A[@]}" ib_read_lat -s 64 -n 500
