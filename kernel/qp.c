@@ -159,7 +159,7 @@ static void sroce_rq_flush(struct sroce_qp *qp)
 	set_bit(SROCE_RQ_FLUSH, &qp->rq_pending);
 	/* The bit is visible before our trylock can fail. */
 	smp_mb__after_atomic();
-	/* Interrupts off (see sroce_post_recv()): the work item flushes. */
+	/* Interrupts off (as sroce_requester_kick()): the work item flushes. */
 	if (irqs_disabled())
 		queue_work(system_highpri_wq, &qp->rq_flush_work);
 	else
@@ -959,16 +959,7 @@ static void sroce_qp_send_ready(struct sroce_qp *qp, enum ib_qp_state state)
 	/* Or a poller on another CPU runs the requester (sq_poll.c). */
 	if (state == IB_QPS_RTS && sroce_sq_poll_doorbell(qp))
 		return;
-	/*
-	 * The MAD layer posts on QP1 with interrupts off (ib_send_mad() under
-	 * spin_lock_irqsave()), and a kernel ULP may too: the requester's
-	 * locks are BH locks, whose release may run softirqs, which must not
-	 * happen with interrupts off.  Its work item runs the pass instead.
-	 */
-	if (irqs_disabled())
-		sroce_requester_kick_deferred(qp);
-	else
-		sroce_requester_kick(qp);
+	sroce_requester_kick(qp);
 }
 
 /*

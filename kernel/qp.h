@@ -7,8 +7,8 @@
  * to destroy the QP is in sdev->qp_xa; the receive path finds it with
  * sroce_qp_get() and drops it with sroce_qp_put().  Destroy removes it from
  * the xarray, waits for those references, stops the requester (timers and
- * work), congestion control, the responder and the RQ's flush work, drops the cached route
- * (nothing sends any more) and then frees the rings.  The CQs, PD and SRQ
+ * work), congestion control, the responder and the RQ's flush work, drops
+ * the cached route (nothing sends any more) and then frees the rings.  The CQs, PD and SRQ
  * outlive the QP (the core counts their users).
  *
  * XRC (IBA 9.3.5, 10.2.5).  An XRC initiator QP (IB_QPT_XRC_INI) is the

@@ -1130,14 +1130,18 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp)
 
 /*
  * Continue later from the work item on the QP's CPU (after @delay
- * jiffies).  Under req.lock, so req.cpu is stable; an offline CPU's work
- * would run anywhere, so it goes to this one (the next pass takes the QP).
+ * jiffies).  An offline CPU's work would run anywhere, so it goes to this
+ * one (the next pass takes the QP).  Under req.lock, or with interrupts
+ * off (sroce_requester_kick()): there a stale req.cpu only sends the pass
+ * to another CPU, which hands it over (sroce_req_own_cpu()).
  */
 static void sroce_req_defer(struct sroce_requester *req, unsigned long delay)
 {
-	int cpu = cpu_online(req->cpu) ? req->cpu : smp_processor_id();
+	int cpu = READ_ONCE(req->cpu);
 
-	if (!req->dying)
+	if (!cpu_online(cpu))
+		cpu = smp_processor_id();
+	if (!READ_ONCE(req->dying))
 		mod_delayed_work_on(cpu, sroce_req_wq, &req->work, delay);
 }
 
@@ -1306,26 +1310,18 @@ void sroce_requester_kick(struct sroce_qp *qp)
 {
 	set_bit(SROCE_REQ_KICK, &qp->req.pending);
 	smp_mb__after_atomic();	/* see sroce_req_run() */
-	sroce_req_run(qp);
-}
-
-/*
- * A kick from a caller with interrupts off (qp.c, sroce_qp_send_ready()):
- * the pass runs from the work item, on the QP's CPU if it is online.
- * mod_delayed_work_on() may be called so; a pass already waiting a tick
- * (NOMEM, busy) runs at once instead, which is harmless.
- */
-void sroce_requester_kick_deferred(struct sroce_qp *qp)
-{
-	struct sroce_requester *req = &qp->req;
-	int cpu = READ_ONCE(req->cpu);
-
-	set_bit(SROCE_REQ_KICK, &req->pending);
-	if (READ_ONCE(req->dying))
+	/*
+	 * The MAD layer posts on QP1 with interrupts off (ib_send_mad() under
+	 * spin_lock_irqsave()), and a kernel ULP may too.  The pass's locks
+	 * are BH locks, whose release may run softirqs, which must not happen
+	 * with interrupts off: the work item runs it instead.  (A pass already
+	 * waiting a tick, NOMEM or busy, then runs at once: harmless.)
+	 */
+	if (unlikely(irqs_disabled())) {
+		sroce_req_defer(&qp->req, 0);
 		return;
-	if (!cpu_online(cpu))
-		cpu = raw_smp_processor_id();
-	mod_delayed_work_on(cpu, sroce_req_wq, &req->work, 0);
+	}
+	sroce_req_run(qp);
 }
 
 static void sroce_req_work(struct work_struct *work)

@@ -335,9 +335,11 @@ bool sroce_requester_draining(struct sroce_qp *qp);
 void sroce_requester_reset(struct sroce_qp *qp);
 void sroce_requester_cleanup(struct sroce_qp *qp);
 
-/* Doorbell: post_send after publishing WQEs.  Any context but hardirq. */
+/*
+ * Doorbell: post_send after publishing WQEs.  Any context but hardirq;
+ * with interrupts off the pass runs from the work item.
+ */
 void sroce_requester_kick(struct sroce_qp *qp);
-void sroce_requester_kick_deferred(struct sroce_qp *qp);
 
 /* ---- shared with the completer (called under req.lock) ------------------ */
 
