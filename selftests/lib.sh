@@ -7,7 +7,8 @@
 #   KTAP:        ok, not_ok, check, check_fails, check_eq, skip, diag,
 #                skip_all, finish
 #   module:      sroce_load, sroce_unload (see also selftests/guest-setup)
-#   topologies:  topo_pair, topo_interop, topo_loopback, topo_cleanup
+#   topologies:  topo_pair, topo_interop, topo_loopback, topo_initial_pair,
+#                topo_cleanup
 #   traffic:     gid_index, pingpong
 #   sysfs:       ibdev_attr, port_attr, gid_table, mac_to_guid
 #   kernel log:  dmesg_mark, dmesg_new_problems
@@ -593,6 +594,26 @@ topo_loopback() {
 	ip -n $NS_A link set $VETH_B up &&
 	_topo_link $NS_A $DEV_A "$SROCE_DRIVER" $VETH_A &&
 	_topo_wait_active $DEV_A
+}
+
+# topo_initial_pair: both veth ends and both devices (DEV_A on VETH_A with
+# IP4_A, DEV_B on VETH_B with IP4_B) in the initial namespace, for the
+# kernel ULPs whose rdma_cm IDs live there (nvme-rdma, RDS).  A connection
+# from IP4_A resolves IP4_B out of VETH_A: the ARP request arrives on
+# VETH_B from an address of this host, which the IP stack answers only
+# with accept_local (and no reverse-path filter).  TOPO_MTU as for
+# _topo_end.  topo_cleanup does not remove it (the ULP tests do).
+topo_initial_pair() {
+	local i
+	ip link add $VETH_A type veth peer name $VETH_B || return 1
+	for i in all $VETH_A $VETH_B; do
+		sysctl -qw net.ipv4.conf.$i.accept_local=1 net.ipv4.conf.$i.rp_filter=0 || return 1
+	done
+	_topo_end "" $VETH_A $IP4_A $IP6_A &&
+	_topo_end "" $VETH_B $IP4_B $IP6_B &&
+	_topo_link "" $DEV_A "$SROCE_DRIVER" $VETH_A &&
+	_topo_link "" $DEV_B "$SROCE_DRIVER" $VETH_B &&
+	_topo_wait_active $DEV_A && _topo_wait_active $DEV_B
 }
 
 # topo_cleanup: remove every device and namespace the topologies create

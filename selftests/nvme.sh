@@ -73,24 +73,9 @@ mount | grep -q " $CFG " || mount -t configfs none $CFG ||
 	{ not_ok "mount configfs"; finish; }
 refcnt0=$(< /sys/module/sroce/refcnt)
 
-# Both veth ends and devices in the initial namespace.  The host side
-# binds to 192.168.77.1 and resolves 192.168.77.2 out of sveth_a: the ARP
-# request arrives on sveth_b from an address of this host, which the IP stack
-# answers only with accept_local (and no reverse-path filter).  Veth MTU 9000:
-# RoCE MTU 4096.
-topo_init() {
-	local i
-	ip link add $VETH_A type veth peer name $VETH_B || return 1
-	for i in all $VETH_A $VETH_B; do
-		sysctl -qw net.ipv4.conf.$i.accept_local=1 net.ipv4.conf.$i.rp_filter=0 || return 1
-	done
-	TOPO_MTU=9000 _topo_end "" $VETH_A $IP4_A $IP6_A &&
-	TOPO_MTU=9000 _topo_end "" $VETH_B $IP4_B $IP6_B &&
-	_topo_link "" $DEV_A sroce $VETH_A &&
-	_topo_link "" $DEV_B sroce $VETH_B &&
-	_topo_wait_active $DEV_A && _topo_wait_active $DEV_B
-}
-if ! topo_init 2> /tmp/topo.err; then
+# Both veth ends and devices in the initial namespace (topo_initial_pair);
+# the host binds to 192.168.77.1.  Veth MTU 9000: RoCE MTU 4096.
+if ! TOPO_MTU=9000 topo_initial_pair 2> /tmp/topo.err; then
 	not_ok "two sroce devices in the initial namespace"
 	diag "$(< /tmp/topo.err)"
 	finish

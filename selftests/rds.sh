@@ -1,0 +1,91 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# rds.sh: RDS over RDMA (net/rds, rds_rdma) on sroce, the third kernel ULP
+# after nvme-rdma and NFS/RDMA: RDS makes its own rdma_cm connections and
+# RC QPs, registers user memory with fast registration (zero-based
+# addresses) and runs RDMA READ and WRITE for AF_RDS sockets.
+# build/selftests/rds_test (rds_test.c) checks it byte for byte and status
+# for status:
+#   (1) two devices: sockets on 192.168.77.1 (sroce0) and .2 (sroce1);
+#   (2) one device: two addresses of sroce0 (RDS's QPs on one device talk
+#       through sroce's loopback);
+# then the RC QPs RDS made are on the devices, `rdma link delete` of both
+# devices with RDS's connections up, rmmod rds_rdma and rds (a leaked
+# reference makes it fail), sroce's module reference count back, kernel
+# log clean.
+#
+# RDS/IB makes its rdma_cm IDs in the initial network namespace only, so
+# both devices live there; rdma_rxe (UDP 4791 there too) must not be
+# loaded.  No user-space package is needed: rds_test uses the socket API.
+
+. "$(dirname "$0")/lib.sh"
+
+[[ $SROCE_DRIVER == sroce ]] || skip_all "rds.sh runs on sroce only (rdma_rxe shares UDP 4791 in init_net)"
+sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
+modinfo rds_rdma > /dev/null 2>&1 || skip_all "kernel has no rds_rdma module"
+
+RDS=$TOP/build/selftests/rds_test
+require_program "$RDS" rds_test.c
+IP4_C=192.168.77.3		# a second address of sroce0's netdev
+MSGS=$(debug_size 2000 300)	# per direction in the stream test
+ULP_MODS="rds_rdma rds"
+
+cleanup() {
+	local d
+	for d in $DEV_A $DEV_B; do
+		[[ -e $IB/$d ]] && rdma link delete "$d" 2>/dev/null
+	done
+	ip link del $VETH_A 2>/dev/null
+	rmmod $ULP_MODS 2>/dev/null
+	sroce_unload
+}
+trap cleanup EXIT
+
+if grep -qw '^rdma_rxe' /proc/modules; then
+	rmmod rdma_rxe 2>/dev/null || skip_all "rdma_rxe is loaded and busy (it owns UDP 4791 in init_net)"
+fi
+dmesg_mark
+sroce_load || { not_ok "load the module"; finish; }
+refcnt0=$(< /sys/module/sroce/refcnt)
+
+if ! topo_initial_pair 2> /tmp/topo.err ||
+   ! ip addr add $IP4_C/24 dev $VETH_A 2>> /tmp/topo.err; then
+	not_ok "two sroce devices in the initial namespace"
+	diag "$(< /tmp/topo.err)"
+	finish
+fi
+ok "two sroce devices in the initial namespace, $IP4_C a second address of $DEV_A"
+check "modprobe rds_rdma" modprobe rds_rdma || finish
+
+# rds_case LABEL IP_A IP_B: rds_test between sockets bound to IP_A and IP_B
+rds_case() {
+	local label=$1 out rc=0 t0=$EPOCHREALTIME
+	out=$(timeout "$(scaled 900)" "$RDS" -a "$2" -b "$3" -n "$MSGS" -T "$(scaled 60)" 2>&1) || rc=$?
+	diag "$out"
+	sub_verdict -n "rds_test $label: $2 <-> $3" $rc "$out" "$t0"
+}
+
+# rc_qps DEV: RC QPs of DEV in RTS
+rc_qps() { rdma resource show qp link "$1/1" 2>/dev/null | grep -c "type RC state RTS"; }
+
+rds_case "two devices" $IP4_A $IP4_B
+rds_case "one device, two addresses" $IP4_A $IP4_C
+
+# RDS keeps its connections after the sockets close: its QPs are sroce's.
+check_ge "RC QPs in RTS on $DEV_A (RDS's)" 1 "$(rc_qps $DEV_A)"
+check_ge "RC QPs in RTS on $DEV_B (RDS's)" 1 "$(rc_qps $DEV_B)"
+
+t0=$EPOCHREALTIME
+if rdma link delete $DEV_A && rdma link delete $DEV_B &&
+   wait_until 20 ibdev_gone $DEV_A && wait_until 20 ibdev_gone $DEV_B; then
+	ok "rdma link delete $DEV_A $DEV_B with RDS connected$(_slow "$t0")"
+else
+	not_ok "rdma link delete $DEV_A $DEV_B with RDS connected"
+fi
+ip link del $VETH_A 2>/dev/null
+check "rmmod $ULP_MODS (no reference left)" rmmod $ULP_MODS
+check_eq "sroce module reference count back to $refcnt0" "$refcnt0" "$(< /sys/module/sroce/refcnt)"
+check "rmmod sroce" rmmod sroce
+check_dmesg_clean "kernel log clean"
+finish
