@@ -596,6 +596,20 @@ topo_loopback() {
 	_topo_wait_active $DEV_A
 }
 
+# ulp_start: the start of a kernel ULP test (nvme.sh, nfs.sh, rds.sh),
+# whose rdma_cm IDs live in the initial namespace, where rdma_rxe would own
+# UDP 4791: unload an idle rdma_rxe (skip if it is busy), mark the kernel
+# log, load sroce (or fail the test), and note the module's reference count
+# in ULP_REFCNT0 (the test checks it is back after rmmod of the ULPs).
+ulp_start() {
+	if grep -qw '^rdma_rxe' /proc/modules; then
+		rmmod rdma_rxe 2>/dev/null || skip_all "rdma_rxe is loaded and busy (it owns UDP 4791 in init_net)"
+	fi
+	dmesg_mark
+	sroce_load || { not_ok "load the module"; finish; }
+	ULP_REFCNT0=$(< /sys/module/sroce/refcnt)
+}
+
 # topo_initial_pair: both veth ends and both devices (DEV_A on VETH_A with
 # IP4_A, DEV_B on VETH_B with IP4_B) in the initial namespace, for the
 # kernel ULPs whose rdma_cm IDs live there (nvme-rdma, RDS).  A connection

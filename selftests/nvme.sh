@@ -63,15 +63,10 @@ cleanup() {
 trap cleanup EXIT
 
 # The initial namespace's UDP 4791 must be free for sroce.
-if grep -qw '^rdma_rxe' /proc/modules; then
-	rmmod rdma_rxe 2>/dev/null || skip_all "rdma_rxe is loaded and busy (it owns UDP 4791 in init_net)"
-fi
-dmesg_mark
-sroce_load || { not_ok "load the module"; finish; }
+ulp_start
 modprobe configfs 2>/dev/null
 mount | grep -q " $CFG " || mount -t configfs none $CFG ||
 	{ not_ok "mount configfs"; finish; }
-refcnt0=$(< /sys/module/sroce/refcnt)
 
 # Both veth ends and devices in the initial namespace (topo_initial_pair);
 # the host binds to 192.168.77.1.  Veth MTU 9000: RoCE MTU 4096.
@@ -258,7 +253,7 @@ rmdir "$SUBSYS/namespaces/1" "$SUBSYS"
 echo 0 > "$NULLB/power"
 rmdir "$NULLB"
 check "rmmod $ULP_MODS (no reference left)" rmmod $ULP_MODS
-check_eq "sroce module reference count back to $refcnt0" "$refcnt0" "$(< /sys/module/sroce/refcnt)"
+check_eq "sroce module reference count back to $ULP_REFCNT0" "$ULP_REFCNT0" "$(< /sys/module/sroce/refcnt)"
 check "rmmod sroce" rmmod sroce
 check_dmesg_clean "kernel log clean"
 finish

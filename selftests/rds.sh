@@ -42,12 +42,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if grep -qw '^rdma_rxe' /proc/modules; then
-	rmmod rdma_rxe 2>/dev/null || skip_all "rdma_rxe is loaded and busy (it owns UDP 4791 in init_net)"
-fi
-dmesg_mark
-sroce_load || { not_ok "load the module"; finish; }
-refcnt0=$(< /sys/module/sroce/refcnt)
+ulp_start
 
 if ! topo_initial_pair 2> /tmp/topo.err ||
    ! ip addr add $IP4_C/24 dev $VETH_A 2>> /tmp/topo.err; then
@@ -85,7 +80,7 @@ else
 fi
 ip link del $VETH_A 2>/dev/null
 check "rmmod $ULP_MODS (no reference left)" rmmod $ULP_MODS
-check_eq "sroce module reference count back to $refcnt0" "$refcnt0" "$(< /sys/module/sroce/refcnt)"
+check_eq "sroce module reference count back to $ULP_REFCNT0" "$ULP_REFCNT0" "$(< /sys/module/sroce/refcnt)"
 check "rmmod sroce" rmmod sroce
 check_dmesg_clean "kernel log clean"
 finish
