@@ -396,7 +396,12 @@ if modprobe rdma_rxe 2>/dev/null && topo_interop 2> "$TMP/topo.err"; then
 		diag "client exit $crc: $(tail -5 "$TMP/cli")"
 		diag "server exit $src: $(tail -5 "$TMP/srv")"
 	fi
-	check_ge "sroce answered rdma_rxe's CE marks with CNPs (tx_cnp)" 1 "$(d B0 B1 tx_cnp)"
+	if debug_kernel && (($(d B0 B1 rx_ecn_ce) == 0)); then
+		# rdma_rxe on the debug kernel may not fill the bottleneck
+		skip "sroce answered rdma_rxe's CE marks with CNPs (tx_cnp)" "no CE mark arrived: rdma_rxe did not congest the bottleneck (debug kernel)"
+	else
+		check_ge "sroce answered rdma_rxe's CE marks with CNPs (tx_cnp)" 1 "$(d B0 B1 tx_cnp)"
+	fi
 	bottleneck_cleanup "" $VETH_A
 	if pingpong ibv_rc_pingpong $NS_B $DEV_B $IP4_B "" $RXE_DEV $IP4_A -c -n 5 -s 65536; then
 		ok "sroce server <- rxe client after the CNPs, data checked"
@@ -424,6 +429,14 @@ fi
 # link used; fair shares (Jain >= 0.9).
 topo_cleanup
 rmmod rdma_rxe 2>/dev/null
+if debug_kernel; then
+	# Ten times slower senders: whether they congest the bottleneck in 6 s
+	# is chance there (one run: 415 drops without DCQCN, none and no CNP
+	# with it).  The checks above cover the same code under the checkers.
+	skip "incast: DCQCN against no congestion control" "timing-bound: not on the debug kernel (scripts/cc-bench measures it)"
+	check_dmesg_clean "no kernel warnings"
+	finish
+fi
 BENCH=$TMP/bench phases="dcqcn nocc" secs=6
 [[ ${SELFTEST_LONG:-0} == 1 ]] && phases="dcqcn nocc rxe" secs=20
 declare -A F
