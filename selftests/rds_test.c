@@ -32,7 +32,6 @@
 #include <errno.h>
 #include <linux/rds.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -372,7 +371,6 @@ TEST_F(rds, message_too_large)
 }
 
 struct stream {
-	struct __test_metadata *md;
 	FIXTURE_DATA(rds) *self;
 	int from;
 	uint8_t *buf;
@@ -450,7 +448,7 @@ TEST_F_TIMEOUT(rds, stream_both_ways, 1800)
 	pthread_t t[4];
 
 	for (int i = 0; i < 4; i++) {
-		st[i] = (struct stream){ .md = _metadata, .self = self, .from = i & 1 };
+		st[i] = (struct stream){ .self = self, .from = i & 1 };
 		st[i].buf = malloc(STREAM_MAX + 1);
 		ASSERT_NE(NULL, st[i].buf);
 	}
@@ -605,6 +603,7 @@ TEST_F_TIMEOUT(rds, rdma_read_past_mr, 600)
 	ASSERT_NE(NULL, exposed);
 	ASSERT_NE(NULL, dst);
 	fill(exposed, MR_SZ, 17);
+	memset(dst, 0, MR_SZ);
 	/* Register the first half: the READ asks for 4 KiB past its end. */
 	cookie = b_maps(_metadata, self, exposed, MR_SZ / 2);
 	ASSERT_NE(0, cookie);
@@ -612,6 +611,16 @@ TEST_F_TIMEOUT(rds, rdma_read_past_mr, 600)
 			       0x5555, "never"));
 	EXPECT_EQ(RDS_RDMA_REMOTE_ERROR, wait_notify(self, 0, &token));
 	EXPECT_EQ(0x5555, token);
+	/*
+	 * The responder checks the whole range before it answers: not even
+	 * the 4 KiB inside the MR came back.
+	 */
+	for (size_t i = 0; i < 8192; i++)
+		if (dst[i]) {
+			TH_LOG("byte %zu of the READ's target was written", i);
+			EXPECT_EQ(0, dst[i]);
+			break;
+		}
 	after_error(_metadata, self);
 	free(exposed);
 	free(dst);
