@@ -6,7 +6,8 @@
 #
 #   KTAP:        ok, not_ok, check, check_fails, check_eq, skip, diag,
 #                skip_all, finish
-#   module:      sroce_load, sroce_unload (see also selftests/guest-setup)
+#   module:      sroce_load, sroce_unload (see also selftests/guest-setup),
+#                ulp_start (the kernel ULP tests)
 #   topologies:  topo_pair, topo_interop, topo_loopback, topo_initial_pair,
 #                topo_cleanup
 #   traffic:     gid_index, pingpong
