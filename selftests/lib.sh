@@ -7,7 +7,7 @@
 #   KTAP:        ok, not_ok, check, check_fails, check_eq, skip, diag,
 #                skip_all, finish
 #   module:      sroce_load, sroce_unload (see also selftests/guest-setup),
-#                ulp_start (the kernel ULP tests)
+#                ulp_start, ulp_cleanup, ulp_finish (the kernel ULP tests)
 #   topologies:  topo_pair, topo_interop, topo_loopback, topo_initial_pair,
 #                topo_cleanup
 #   traffic:     gid_index, pingpong
@@ -609,6 +609,29 @@ ulp_start() {
 	dmesg_mark
 	sroce_load || { not_ok "load the module"; finish; }
 	ULP_REFCNT0=$(< /sys/module/sroce/refcnt)
+}
+
+# ulp_cleanup MODS...: what every ULP test's exit trap undoes last: the
+# devices, the veth pair, the ULP modules MODS, sroce.
+ulp_cleanup() {
+	local d
+	for d in $DEV_A $DEV_B; do
+		[[ -e $IB/$d ]] && rdma link delete "$d" 2>/dev/null
+	done
+	ip link del $VETH_A 2>/dev/null
+	rmmod "$@" 2>/dev/null
+	sroce_unload
+}
+
+# ulp_finish MODS...: the end of a ULP test, devices already deleted: the
+# ULP modules MODS unload (a leaked reference makes rmmod fail), sroce's
+# reference count is back to ULP_REFCNT0, sroce unloads, the log is clean.
+ulp_finish() {
+	check "rmmod $* (no reference left)" rmmod "$@"
+	check_eq "sroce module reference count back to $ULP_REFCNT0" "$ULP_REFCNT0" "$(< /sys/module/sroce/refcnt)"
+	check "rmmod sroce" rmmod sroce
+	check_dmesg_clean "kernel log clean"
+	finish
 }
 
 # topo_initial_pair: both veth ends and both devices (DEV_A on VETH_A with

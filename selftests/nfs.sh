@@ -41,10 +41,7 @@ nfs_stop() {
 }
 cleanup() {
 	nfs_stop
-	[[ -e $IB/$DEV_A ]] && rdma link delete $DEV_A 2>/dev/null
-	ip link del $VETH_A 2>/dev/null
-	rmmod $NFS_MODS 2>/dev/null
-	sroce_unload
+	ulp_cleanup $NFS_MODS
 	rm -rf "$EXPORT" /tmp/nfs-src
 }
 trap cleanup EXIT
@@ -119,8 +116,4 @@ else
 	not_ok "rdma link delete $DEV_A"
 fi
 ip link del $VETH_A 2>/dev/null
-check "rmmod $NFS_MODS (no reference left)" rmmod $NFS_MODS
-check_eq "sroce module reference count back to $ULP_REFCNT0" "$ULP_REFCNT0" "$(< /sys/module/sroce/refcnt)"
-check "rmmod sroce" rmmod sroce
-check_dmesg_clean "kernel log clean"
-finish
+ulp_finish $NFS_MODS

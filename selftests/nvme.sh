@@ -53,12 +53,7 @@ cleanup() {
 		rmdir "$SUBSYS/namespaces/1" "$SUBSYS"
 	} 2>/dev/null
 	[[ -d $NULLB ]] && { echo 0 > "$NULLB/power"; rmdir "$NULLB"; } 2>/dev/null
-	for d in $DEV_A $DEV_B; do
-		[[ -e $IB/$d ]] && rdma link delete "$d" 2>/dev/null
-	done
-	ip link del $VETH_A 2>/dev/null
-	rmmod $ULP_MODS 2>/dev/null
-	sroce_unload
+	ulp_cleanup $ULP_MODS
 }
 trap cleanup EXIT
 
@@ -252,8 +247,4 @@ echo 0 > "$SUBSYS/namespaces/1/enable"
 rmdir "$SUBSYS/namespaces/1" "$SUBSYS"
 echo 0 > "$NULLB/power"
 rmdir "$NULLB"
-check "rmmod $ULP_MODS (no reference left)" rmmod $ULP_MODS
-check_eq "sroce module reference count back to $ULP_REFCNT0" "$ULP_REFCNT0" "$(< /sys/module/sroce/refcnt)"
-check "rmmod sroce" rmmod sroce
-check_dmesg_clean "kernel log clean"
-finish
+ulp_finish $ULP_MODS

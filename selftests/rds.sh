@@ -31,16 +31,7 @@ IP4_C=192.168.77.3		# a second address of sroce0's netdev
 MSGS=$(debug_size 2000 300)	# per direction in the stream test
 ULP_MODS="rds_rdma rds"
 
-cleanup() {
-	local d
-	for d in $DEV_A $DEV_B; do
-		[[ -e $IB/$d ]] && rdma link delete "$d" 2>/dev/null
-	done
-	ip link del $VETH_A 2>/dev/null
-	rmmod $ULP_MODS 2>/dev/null
-	sroce_unload
-}
-trap cleanup EXIT
+trap 'ulp_cleanup $ULP_MODS' EXIT
 
 ulp_start
 
@@ -79,8 +70,4 @@ else
 	not_ok "rdma link delete $DEV_A $DEV_B with RDS connected"
 fi
 ip link del $VETH_A 2>/dev/null
-check "rmmod $ULP_MODS (no reference left)" rmmod $ULP_MODS
-check_eq "sroce module reference count back to $ULP_REFCNT0" "$ULP_REFCNT0" "$(< /sys/module/sroce/refcnt)"
-check "rmmod sroce" rmmod sroce
-check_dmesg_clean "kernel log clean"
-finish
+ulp_finish $ULP_MODS
