@@ -460,6 +460,23 @@ void() {
 	done
 	[[ -n $VOID ]]
 }
+# starved_diag: what an unfair DCQCN phase did, to explain it next time:
+# each sender's rate every 0.5 s (bytes on its veth, retransmissions
+# included) beside what the receiver got, the senders' recovery and rate
+# counters over the phase, and perftest's figure for each bulk flow (its
+# sampling window is the middle of the flow's own run).
+starved_diag() {
+	local c i
+	diag "DCQCN phase, Mbit/s every 0.5 s: t sender1 sender2 received"
+	diag "$(awk -F'\t' '$1 == "dcqcn" { print "  " $2, $3, $4, $5 }' "$BENCH/rates.tsv")"
+	for i in 1 2; do
+		c=$(awk -F'\t' -v s="s${i}" '$1 == "dcqcn" && ($2 ~ "^" s "[01]\\.") {
+				split($2, k, "."); v[k[2]] += (substr(k[1], 3) == "1" ? $3 : -$3) }
+			END { for (n in v) if (v[n] && n ~ /req_|comp_|cc_rate|tx_packets|tx_dropped/) printf "%s=%d ", n, v[n] }' "$BENCH/results.tsv")
+		diag "sender $i: $c"
+		diag "sender $i perftest: $(awk '$1 == 65536' "$BENCH/logs/dcqcn-bulk$i-cli.txt")"
+	done
+}
 for try in 1 2; do
 	t0=${EPOCHREALTIME/./}
 	if "$(dirname "$0")/../scripts/cc-bench.d/guest" --out "$BENCH" --rate 10 --duration $secs \
@@ -477,7 +494,9 @@ for try in 1 2; do
 		# phase (4.36/0.00 Mbit/s, Jain 0.500; the 6.1 lane had passed
 		# it in every run before).  Not understood yet: such a run is
 		# reported and the incast runs once more; a second one fails.
-		[[ $try == 2 ]] || (($(fig dcqcn jain 1000) >= 900)) && break
+		(($(fig dcqcn jain 1000) >= 900)) && break
+		starved_diag
+		[[ $try == 2 ]] && break
 		diag "a flow starved with DCQCN (Jain's index $(fig dcqcn jain 1000)/1000): once more"
 		continue
 	fi
