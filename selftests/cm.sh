@@ -7,7 +7,8 @@
 #   disconnect), udaddy (UD address exchange over SIDR), mckey (multicast
 #   join, attach, delivery), perftest's ib_send_bw -R and ib_write_bw -R
 #   (IPv4 only: perftest 4.5 resolves -R addresses as IPv4),
-# (a) sroce <-> sroce in two namespaces over IPv4 and IPv6, and
+# (a) sroce <-> sroce in two namespaces over IPv4 and IPv6 (also to a
+# link-local address that is not the MAC's EUI-64), and
 # (b) against rdma_rxe both ways.  CM_COUNT sets the rping count (100).
 
 . "$(dirname "$0")/lib.sh"
@@ -21,6 +22,10 @@ dmesg_mark
 modprobe rdma_ucm || { not_ok "load rdma_ucm"; finish; }
 sroce_load || { not_ok "load the module"; finish; }
 COUNT=${CM_COUNT:-100}
+# Link-local addresses that no MAC's EUI-64 makes (no ff:fe in the middle)
+LL_A=fe80::5a:1 LL_B=fe80::5b:1
+# has_roce_gid DEV GID: DEV's GID table has GID as a RoCE v2 entry
+has_roce_gid() { gid_table "$1" | grep -q " $2 RoCE_v2 "; }
 
 # mckey_from_rxe NAME GROUP: sroce (NS_B) receives 10 multicast messages
 # from rdma_rxe (initial namespace).  rdma_rxe on 6.12 (with rdma-core 44)
@@ -57,6 +62,17 @@ if topo_pair 2>/tmp/topo.err; then
 		$NS_B "rping -c -a $IP4_A -V -C $COUNT"
 	cm_pair "rping IPv6 -V -C $COUNT" $NS_A "rping -s -a $IP6_A -V -C $COUNT" \
 		$NS_B "rping -c -a $IP6_A -V -C $COUNT"
+	# A link-local address whose interface ID is not the MAC's EUI-64
+	# (stable-privacy and random addr_gen_mode make such addresses, and
+	# rdma_rxe's users report them breaking its GIDs): its own GID, and
+	# rdma_cm connects to it with the interface as the scope.
+	ip -n $NS_A addr add $LL_A/64 dev $VETH_A nodad &&
+		ip -n $NS_B addr add $LL_B/64 dev $VETH_B nodad
+	check "GID table of $DEV_A has $LL_A (not derived from the MAC)" \
+		wait_until 5 has_roce_gid $DEV_A "$(ipv6_gid $LL_A)"
+	cm_pair "rping IPv6 link-local $LL_A%$VETH_A -V -C $COUNT" $NS_A \
+		"rping -s -a $LL_A%$VETH_A -V -C $COUNT" \
+		$NS_B "rping -c -a $LL_A%$VETH_B -V -C $COUNT"
 	cm_pair "rping IPv4 -V, 60000 B x 20" $NS_B "rping -s -a $IP4_B -V -S 60000 -C 20" \
 		$NS_A "rping -c -a $IP4_B -V -S 60000 -C 20"
 	cm_pair "ucmatose IPv4, 2 connections" $NS_A "ucmatose -b $IP4_A -c 2" \
