@@ -5,11 +5,11 @@
 # with rdma-core's librdmacm example programs:
 #   rping -V (every ping's data verified), ucmatose (RC connect, send,
 #   disconnect; also 1,000 connections at once), udaddy (UD address
-#   exchange over SIDR), mckey (multicast
-#   join, attach, delivery), perftest's ib_send_bw -R and ib_write_bw -R
-#   (IPv4 only: perftest 4.5 resolves -R addresses as IPv4),
+#   exchange over SIDR), mckey (multicast join, attach, delivery),
+#   perftest's ib_send_bw -R and ib_write_bw -R (IPv4 only: perftest 4.5
+#   resolves -R addresses as IPv4),
 # (a) sroce <-> sroce in two namespaces over IPv4 and IPv6 (also to a
-# link-local address that is not the MAC's EUI-64), and
+#     link-local address that is not the MAC's EUI-64), and
 # (b) against rdma_rxe both ways.  CM_COUNT sets the rping count (100).
 
 . "$(dirname "$0")/lib.sh"
