@@ -7,7 +7,8 @@
 #   KTAP:        ok, not_ok, check, check_fails, check_eq, skip, diag,
 #                skip_all, finish
 #   module:      sroce_load, sroce_unload (see also selftests/guest-setup),
-#                ulp_start, ulp_cleanup, ulp_finish (the kernel ULP tests)
+#                ulp_start, ulp_delete_links, ulp_cleanup, ulp_finish (the
+#                kernel ULP tests)
 #   topologies:  topo_pair, topo_interop, topo_loopback, topo_initial_pair,
 #                topo_cleanup
 #   traffic:     gid_index, pingpong
@@ -621,6 +622,25 @@ ulp_cleanup() {
 	ip link del $VETH_A 2>/dev/null
 	rmmod "$@" 2>/dev/null
 	sroce_unload
+}
+
+# ulp_delete_links WHAT SECS DEV...: delete the devices DEV while the ULP is
+# in the state WHAT ("with RDS connected"), each gone within SECS; one
+# check; then the veth pair goes.
+ulp_delete_links() {
+	local what=$1 secs=$2 t0=$EPOCHREALTIME d res=0
+	shift 2
+	for d; do rdma link delete "$d" || { res=1; break; }; done
+	for d; do
+		((res == 0)) || break
+		wait_until "$secs" ibdev_gone "$d" || res=1
+	done
+	if ((res == 0)); then
+		ok "rdma link delete $* $what$(_slow "$t0")"
+	else
+		not_ok "rdma link delete $* $what"
+	fi
+	ip link del $VETH_A 2>/dev/null
 }
 
 # ulp_finish MODS...: the end of a ULP test, devices already deleted: the

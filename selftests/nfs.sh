@@ -109,11 +109,5 @@ fi
 rm -f /tmp/nfs-src
 
 nfs_stop
-t0=$EPOCHREALTIME
-if rdma link delete $DEV_A && wait_until 10 ibdev_gone $DEV_A; then
-	ok "rdma link delete $DEV_A with rpcrdma loaded$(_slow "$t0")"
-else
-	not_ok "rdma link delete $DEV_A"
-fi
-ip link del $VETH_A 2>/dev/null
+ulp_delete_links "with rpcrdma loaded" 10 $DEV_A
 ulp_finish $NFS_MODS

@@ -232,14 +232,7 @@ else
 fi
 SRQ_CHECK=1 case_run "one device (loopback), target SRQs" $IP4_A "" "$((2 * qps))/0"
 
-t0=$EPOCHREALTIME
-if rdma link delete $DEV_A && rdma link delete $DEV_B &&
-   wait_until 10 ibdev_gone $DEV_A && wait_until 10 ibdev_gone $DEV_B; then
-	ok "rdma link delete $DEV_A $DEV_B with nvmet-rdma loaded$(_slow "$t0")"
-else
-	not_ok "rdma link delete $DEV_A $DEV_B"
-fi
-ip link del $VETH_A 2>/dev/null
+ulp_delete_links "with nvmet-rdma loaded" 10 $DEV_A $DEV_B
 
 rm -f "$PORT/subsystems/$NQN" 2>/dev/null
 rmdir "$PORT" 2>/dev/null

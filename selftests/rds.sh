@@ -62,12 +62,5 @@ rds_case "one device, two addresses" $IP4_A $IP4_C
 check_ge "RC QPs in RTS on $DEV_A (RDS's)" 1 "$(rc_qps $DEV_A)"
 check_ge "RC QPs in RTS on $DEV_B (RDS's)" 1 "$(rc_qps $DEV_B)"
 
-t0=$EPOCHREALTIME
-if rdma link delete $DEV_A && rdma link delete $DEV_B &&
-   wait_until 20 ibdev_gone $DEV_A && wait_until 20 ibdev_gone $DEV_B; then
-	ok "rdma link delete $DEV_A $DEV_B with RDS connected$(_slow "$t0")"
-else
-	not_ok "rdma link delete $DEV_A $DEV_B with RDS connected"
-fi
-ip link del $VETH_A 2>/dev/null
+ulp_delete_links "with RDS connected" 20 $DEV_A $DEV_B
 ulp_finish $ULP_MODS
