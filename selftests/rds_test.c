@@ -79,6 +79,15 @@ static long mismatch(const uint8_t *p, size_t len, uint32_t seq)
 	return mismatch_at(p, 0, len, seq);
 }
 
+/* The first of @len bytes at @p that is not @v, or -1. */
+static long byte_other_than(const uint8_t *p, size_t len, uint8_t v)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != v)
+			return (long)i;
+	return -1;
+}
+
 static int rds_socket(struct in_addr ip, uint16_t *port)
 {
 	int fd, trans = RDS_TRANS_IB, buf = SOCK_BUF;
@@ -583,12 +592,8 @@ TEST_F_TIMEOUT(rds, rdma_write_bad_rkey, 600)
 			       0x4444, "never"));
 	EXPECT_EQ(RDS_RDMA_REMOTE_ERROR, wait_notify(self, 0, &token));
 	EXPECT_EQ(0x4444, token);
-	for (size_t i = 0; i < MR_SZ; i++)
-		if (target[i] != 0xee) {
-			TH_LOG("byte %zu of the MR changed", i);
-			EXPECT_EQ(0xee, target[i]);
-			break;
-		}
+	/* -1: no byte of the MR changed. */
+	EXPECT_EQ(-1, byte_other_than(target, MR_SZ, 0xee));
 	after_error(_metadata, self);
 	free(target);
 	free(src);
@@ -613,14 +618,10 @@ TEST_F_TIMEOUT(rds, rdma_read_past_mr, 600)
 	EXPECT_EQ(0x5555, token);
 	/*
 	 * The responder checks the whole range before it answers: not even
-	 * the 4 KiB inside the MR came back.
+	 * the 4 KiB inside the MR came back (-1: no byte of the READ's
+	 * target was written).
 	 */
-	for (size_t i = 0; i < 8192; i++)
-		if (dst[i]) {
-			TH_LOG("byte %zu of the READ's target was written", i);
-			EXPECT_EQ(0, dst[i]);
-			break;
-		}
+	EXPECT_EQ(-1, byte_other_than(dst, 8192, 0));
 	after_error(_metadata, self);
 	free(exposed);
 	free(dst);
