@@ -460,22 +460,13 @@ void() {
 	done
 	[[ -n $VOID ]]
 }
-# starved_diag: what an unfair DCQCN phase did, to explain it next time:
-# each sender's rate every 0.5 s (bytes on its veth, retransmissions
-# included) beside what the receiver got, the senders' recovery and rate
-# counters over the phase, and perftest's figure for each bulk flow (its
-# sampling window is the middle of the flow's own run).
+# starved_diag: what an unfair DCQCN phase did, to explain it next time
+# (report.py --flows: each sender's rate every 0.5 s, bytes on its veth
+# with retransmissions, beside what the receiver got; its recovery and
+# rate counters over the phase; perftest's figure, whose sampling window
+# is the middle of the flow's own run).
 starved_diag() {
-	local c i
-	diag "DCQCN phase, Mbit/s every 0.5 s: t sender1 sender2 received"
-	diag "$(awk -F'\t' '$1 == "dcqcn" { print "  " $2, $3, $4, $5 }' "$BENCH/rates.tsv")"
-	for i in 1 2; do
-		c=$(awk -F'\t' -v s="s${i}" '$1 == "dcqcn" && ($2 ~ "^" s "[01]\\.") {
-				split($2, k, "."); v[k[2]] += (substr(k[1], 3) == "1" ? $3 : -$3) }
-			END { for (n in v) if (v[n] && n ~ /req_|comp_|cc_rate|tx_packets|tx_dropped/) printf "%s=%d ", n, v[n] }' "$BENCH/results.tsv")
-		diag "sender $i: $c"
-		diag "sender $i perftest: $(awk '$1 == 65536' "$BENCH/logs/dcqcn-bulk$i-cli.txt")"
-	done
+	diag "$(python3 "$(dirname "$0")/../scripts/cc-bench.d/report.py" --flows dcqcn "$BENCH" 2>&1)"
 }
 for try in 1 2; do
 	t0=${EPOCHREALTIME/./}

@@ -9,6 +9,13 @@ DIR/summary.txt and DIR/rates.png (gnuplot).
 Usage: report.py [--doc FILE [--doc-png PNG]] DIR
        report.py --figures DIR   one "phase figure value" line per figure
                                  (for selftests/cc.sh; no chart)
+       report.py --flows PHASE DIR
+                                 what each bulk flow of PHASE did: both
+                                 senders' rates every 0.5 s beside what the
+                                 receiver got, each sender's recovery and
+                                 rate counters over the phase, its
+                                 perftest figure (selftests/cc.sh, when a
+                                 flow starved)
 
 --doc FILE adds this run's table (with DIR/meta.txt: command, commit, guest
 kernel, date) at the top of the generated part of FILE, between the
@@ -84,6 +91,33 @@ def delta(r, key):
     """Counter difference over the phase: r1.key - r0.key (receiver) etc."""
     a, b = num(r.get(key.replace('@', '0'))), num(r.get(key.replace('@', '1')))
     return None if a is None or b is None else b - a
+
+
+# The sender counters --flows shows (those of them that moved).
+FLOW_COUNTERS = ('tx_packets', 'tx_dropped', 'req_', 'comp_', 'cc_rate')
+
+
+def flows(d, res, rates, ph):
+    """--flows: one phase's bulk flows, as text lines."""
+    out = ['%s phase, Mbit/s every 0.5 s: t sender1 sender2 received' % ph]
+    out += ['  %.2f %.3f %.3f %.3f' % tuple(s) for s in rates.get(ph, [])]
+    r = res.get(ph, {})
+    for i in (1, 2):
+        names = sorted(k[len('s%d0.' % i):] for k in r if k.startswith('s%d0.' % i))
+        moved = []
+        for n in names:
+            v = delta(r, 's%d@.%s' % (i, n))
+            if v and n.startswith(FLOW_COUNTERS):
+                moved.append('%s=%d' % (n, v))
+        out.append('sender %d: %s' % (i, ' '.join(moved)))
+        fig = ''
+        try:
+            with open(os.path.join(d, 'logs', '%s-bulk%d-cli.txt' % (ph, i))) as f:
+                fig = ' '.join(next((ln.split() for ln in f if ln.split()[:1] == ['65536']), []))
+        except OSError:
+            pass
+        out.append('sender %d perftest (bytes, iterations, peak, average MB/s, Mpps): %s' % (i, fig))
+    return out
 
 
 def jain(xs):
@@ -311,6 +345,10 @@ def chart(d, rates, qstats, rate):
 
 def main():
     args = sys.argv[1:]
+    if args[:1] == ['--flows'] and len(args) == 3:
+        res, rates, _, _ = load(args[2])
+        print('\n'.join(flows(args[2], res, rates, args[1])))
+        return 0
     only_figures = args[:1] == ['--figures']
     if only_figures:
         args = args[1:]
