@@ -485,10 +485,11 @@ for try in 1 2; do
 		# phase (4.36/0.00 Mbit/s, Jain 0.500; the 6.1 lane had passed
 		# it in every run before).  Not understood yet: such a run is
 		# reported and the incast runs once more; a second one fails.
-		(($(fig dcqcn jain 1000) >= 900)) && break
+		j=$(fig dcqcn jain 1000)
+		((j >= 900)) && break
 		starved_diag
 		[[ $try == 2 ]] && break
-		diag "a flow starved with DCQCN (Jain's index $(fig dcqcn jain 1000)/1000): once more"
+		diag "a flow starved with DCQCN (Jain's index $j/1000): once more"
 		continue
 	fi
 	[[ $try == 1 ]] && diag "no measurement (${VOID%; }): once more"
