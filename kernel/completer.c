@@ -306,8 +306,8 @@ static bool sroce_comp_hold(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
 	if (sroce_opcodes[SROCE_PKT(skb)->opcode].kind != SROCE_OPK_READ_RESP ||
 	    sroce_psn_diff(comp->psn, psn) > SROCE_COMP_HELD_SPAN)
 		return false;
-	switch (sroce_held_add(&comp->held, &qp->sdev->comp_held_skbs,
-			       SROCE_COMP_HELD_DEV_MAX, skb)) {
+	switch (sroce_held_add(&comp->held, &qp->sdev->comp_held_bytes,
+			       SROCE_COMP_HELD_DEV_BYTES, skb)) {
 	case SROCE_HELD_ADDED:
 		ctx->held = true;
 		atomic64_inc(&qp->sdev->stats.comp_held);
@@ -586,7 +586,7 @@ static void sroce_comp_held_run(struct sroce_qp *qp,
 
 		if (diff > 0)
 			break;
-		sroce_held_unlink(&qp->comp.held, &qp->sdev->comp_held_skbs,
+		sroce_held_unlink(&qp->comp.held, &qp->sdev->comp_held_bytes,
 				  skb);
 		if (diff)
 			atomic64_inc(&qp->sdev->stats.comp_duplicates);
@@ -639,7 +639,7 @@ void sroce_completer_init(struct sroce_qp *qp)
 
 void sroce_completer_drop_held(struct sroce_qp *qp)
 {
-	sroce_held_purge(&qp->comp.held, &qp->sdev->comp_held_skbs);
+	sroce_held_purge(&qp->comp.held, &qp->sdev->comp_held_bytes);
 }
 
 void sroce_completer_reset(struct sroce_qp *qp)

@@ -17,6 +17,7 @@
 #ifndef SROCE_COMPLETER_H
 #define SROCE_COMPLETER_H
 
+#include <linux/sizes.h>
 #include <linux/skbuff.h>
 #include <linux/types.h>
 #include <rdma/ib_verbs.h>
@@ -48,10 +49,10 @@ struct sroce_completer {
  * READ responses past a gap are held, as the responder holds requests
  * (responder.h): at most this many PSNs ahead of comp.psn (the
  * requester's window, SROCE_REQ_MAX_UNACKED), and at most
- * SROCE_COMP_HELD_DEV_MAX for all QPs of a device.  The missing ones are
- * asked for again once comp.patience responses wait behind the gap, a
- * READ's last response arrived behind it, or a retransmit probe went
- * out.  The patience starts at SROCE_COMP_PATIENCE_MIN (TCP's
+ * SROCE_COMP_HELD_DEV_BYTES of skb truesize for all QPs of a device.
+ * The missing ones are asked for again once comp.patience responses wait
+ * behind the gap, a READ's last response arrived behind it, or a
+ * retransmit probe went out.  The patience starts at SROCE_COMP_PATIENCE_MIN (TCP's
  * duplicate-ACK threshold: a lost response costs three packet times more
  * than a go-back-N at once) and grows, up to SROCE_COMP_PATIENCE_MAX, to
  * the deepest reordering the path showed (a gap filled by the original
@@ -61,7 +62,7 @@ struct sroce_completer {
 #define SROCE_COMP_HELD_SPAN		256
 #define SROCE_COMP_PATIENCE_MIN		3
 #define SROCE_COMP_PATIENCE_MAX		64
-#define SROCE_COMP_HELD_DEV_MAX		8192
+#define SROCE_COMP_HELD_DEV_BYTES	SZ_32M
 
 /*
  * At QP creation, from sroce_requester_init(), before its

@@ -48,6 +48,7 @@ struct sroce_pkt {
 	u8 hdr_len;		/* BTH + extension headers */
 	u8 pad;			/* BTH pad count */
 	u8 flags;		/* SROCE_PKT_* */
+	u32 held_charge;	/* truesize charged while held */
 };
 
 static inline struct sroce_pkt *SROCE_PKT(struct sk_buff *skb)
@@ -100,14 +101,30 @@ static inline void sroce_pkt_consume(struct sk_buff *skb)
 /*
  * Packets held past a gap in the PSNs (requests by the responder, READ
  * responses by the completer): a queue sorted by PSN, under the role's
- * lock, each packet charged to a per-device count (sroce.h) so that all
- * QPs together hold at most a bounded number of skbs.
+ * lock, each packet's truesize charged to a per-device budget (sroce.h),
+ * so that all QPs together pin a bounded amount of memory whatever the
+ * peer sends.  Truesize, not a count: a received skb can hold much more
+ * than its payload (a NIC's page fragment, a local sender's MR pages).
+ * The charge is kept in the packet, so that what is taken back is what
+ * was charged even if the skb changed meanwhile.
  */
 enum sroce_held_add {
 	SROCE_HELD_ADDED,
 	SROCE_HELD_DUPLICATE,	/* that PSN is held already */
-	SROCE_HELD_NO_ROOM,	/* the device holds @dev_max already */
+	SROCE_HELD_NO_ROOM,	/* it would take the device past @dev_max */
 };
+
+/* Add @n to @dev_bytes unless that would take it past @dev_max. */
+static inline bool sroce_held_charge(atomic_t *dev_bytes, int dev_max, int n)
+{
+	int old = atomic_read(dev_bytes);
+
+	do {
+		if (n > dev_max - old)
+			return false;
+	} while (!atomic_try_cmpxchg(dev_bytes, &old, old + n));
+	return true;
+}
 
 /*
  * Queue @skb in PSN order.  The walk starts at the tail: what arrives
@@ -115,7 +132,7 @@ enum sroce_held_add {
  * added, @skb stays the caller's.
  */
 static inline enum sroce_held_add
-sroce_held_add(struct sk_buff_head *held, atomic_t *dev_count, int dev_max,
+sroce_held_add(struct sk_buff_head *held, atomic_t *dev_bytes, int dev_max,
 	       struct sk_buff *skb)
 {
 	u32 psn = SROCE_PKT(skb)->psn;
@@ -129,8 +146,9 @@ sroce_held_add(struct sk_buff_head *held, atomic_t *dev_count, int dev_max,
 		if (d > 0)
 			break;
 	}
-	if (!atomic_add_unless(dev_count, 1, dev_max))
+	if (!sroce_held_charge(dev_bytes, dev_max, skb->truesize))
 		return SROCE_HELD_NO_ROOM;
+	SROCE_PKT(skb)->held_charge = skb->truesize;
 	/* After @pos: the list head itself puts it at the front. */
 	__skb_queue_after(held, pos, skb);
 	return SROCE_HELD_ADDED;
@@ -138,20 +156,20 @@ sroce_held_add(struct sk_buff_head *held, atomic_t *dev_count, int dev_max,
 
 /* Take @skb out of @held: it is the caller's again. */
 static inline void sroce_held_unlink(struct sk_buff_head *held,
-				     atomic_t *dev_count, struct sk_buff *skb)
+				     atomic_t *dev_bytes, struct sk_buff *skb)
 {
 	__skb_unlink(skb, held);
-	atomic_dec(dev_count);
+	atomic_sub(SROCE_PKT(skb)->held_charge, dev_bytes);
 }
 
 /* Free everything held (reset, QP error, destroy). */
 static inline void sroce_held_purge(struct sk_buff_head *held,
-				    atomic_t *dev_count)
+				    atomic_t *dev_bytes)
 {
 	struct sk_buff *skb;
 
 	while ((skb = skb_peek(held))) {
-		sroce_held_unlink(held, dev_count, skb);
+		sroce_held_unlink(held, dev_bytes, skb);
 		kfree_skb(skb);
 	}
 }

@@ -1253,8 +1253,8 @@ static void sroce_resp_outcome(struct sroce_qp *qp, struct sroce_pkt *pkt,
 static bool sroce_resp_hold(struct sroce_qp *qp, struct sk_buff *skb, s32 diff)
 {
 	if (diff > SROCE_RESP_HELD_SPAN ||
-	    sroce_held_add(&qp->resp.held, &qp->sdev->resp_held_skbs,
-			   SROCE_RESP_HELD_DEV_MAX, skb) != SROCE_HELD_ADDED)
+	    sroce_held_add(&qp->resp.held, &qp->sdev->resp_held_bytes,
+			   SROCE_RESP_HELD_DEV_BYTES, skb) != SROCE_HELD_ADDED)
 		return false;
 	atomic64_inc(&qp->sdev->stats.resp_held);
 	return true;
@@ -1263,7 +1263,7 @@ static bool sroce_resp_hold(struct sroce_qp *qp, struct sk_buff *skb, s32 diff)
 /* Free every held request (reset, ERR, destroy). */
 static void sroce_resp_held_purge(struct sroce_qp *qp)
 {
-	sroce_held_purge(&qp->resp.held, &qp->sdev->resp_held_skbs);
+	sroce_held_purge(&qp->resp.held, &qp->sdev->resp_held_bytes);
 }
 
 /* Is the first held request the one expected now? */
@@ -1291,7 +1291,7 @@ static struct sk_buff *sroce_resp_held_next(struct sroce_qp *qp)
 
 		if (diff > 0)
 			break;
-		sroce_held_unlink(&resp->held, &qp->sdev->resp_held_skbs, skb);
+		sroce_held_unlink(&resp->held, &qp->sdev->resp_held_bytes, skb);
 		if (!diff)
 			return skb;
 		sroce_pkt_consume(skb);

@@ -34,6 +34,7 @@
 #ifndef SROCE_RESPONDER_H
 #define SROCE_RESPONDER_H
 
+#include <linux/sizes.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
@@ -70,12 +71,13 @@ struct sroce_rwqe;
  * resp.held) until the gap fills, then executed in order: at most this
  * many PSNs ahead of the one expected (the requester's window,
  * SROCE_REQ_MAX_UNACKED), so at most that many per QP, and at most
- * SROCE_RESP_HELD_DEV_MAX for all QPs of a device (a peer that never
- * fills its gaps cannot pin more than that: 8192 packets of at most
- * 4 KiB).  More are dropped, as without holding.
+ * SROCE_RESP_HELD_DEV_BYTES of skb truesize for all QPs of a device (a
+ * peer that never fills its gaps cannot pin more than that: about 8192
+ * packets of 4 KiB, or the full span of 16 QPs).  More are dropped, as
+ * without holding.
  */
 #define SROCE_RESP_HELD_SPAN		256
-#define SROCE_RESP_HELD_DEV_MAX		8192
+#define SROCE_RESP_HELD_DEV_BYTES	SZ_32M
 /* Acknowledge at least every this many packets, AckReq or not. */
 #define SROCE_RESP_ACK_EVERY		64
 /*

@@ -226,11 +226,11 @@ struct sroce_dev {
 	atomic_t num_ah;
 
 	/*
-	 * Held past a gap by all QPs: RC requests (responder.h), READ
-	 * responses (completer.h).
+	 * Truesize held past a gap by all QPs: RC requests (responder.h),
+	 * READ responses (completer.h).
 	 */
-	atomic_t resp_held_skbs;
-	atomic_t comp_held_skbs;
+	atomic_t resp_held_bytes;
+	atomic_t comp_held_bytes;
 
 	/* Congestion control parameters (cc.h), sysfs ports/1/cc/. */
 	struct sroce_cc_params cc;
