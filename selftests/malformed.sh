@@ -10,7 +10,8 @@
 # rkeys and PDs, misaligned atomics, responses nobody asked for), each
 # checked against the exact counters it must move and the QP state the IBA
 # requires, then a seeded random storm; afterwards untouched QPs move
-# verified data.
+# verified data; last, requests past gaps that are never filled, up to the
+# per-QP and per-device bounds of what the responder holds.
 #
 #   PKTGEN_COUNT   random packets (default 3000, 500 on the debug kernel;
 #                  SELFTEST_LONG=1: 50000)

@@ -26,7 +26,11 @@
  *    device and rx_dropped must equal the sum of its reasons;
  *  - afterwards a pair that was never targeted (own PD, own MRs) and the
  *    pair that only got packets that must be dropped move verified data:
- *    SEND, RDMA WRITE, RDMA READ and an atomic, byte for byte.
+ *    SEND, RDMA WRITE, RDMA READ and an atomic, byte for byte;
+ *  - a peer that opens gaps in the PSNs and never fills them (held_bounds()):
+ *    what a QP holds past its gap stops at the span, what the device holds
+ *    at its memory budget, the rest is dropped and counted, and destroyed
+ *    QPs give their share back.
  *
  * Output is KTAP.  Exit 0 if every check passed, 1 otherwise, 4 if the
  * setup is not there (skip).
@@ -839,6 +843,147 @@ bool gid_is_ipv4(const union ibv_gid &g)
 	return !std::memcmp(g.raw, prefix, sizeof(prefix));
 }
 
+/* Destroy what half_open() made; true if every verb succeeded. */
+bool half_close(half &h)
+{
+	bool ok = true;
+
+	if (h.qp)
+		ok &= !ibv_destroy_qp(h.qp);
+	if (h.mr)
+		ok &= !ibv_dereg_mr(h.mr);
+	if (h.cq)
+		ok &= !ibv_destroy_cq(h.cq);
+	std::free(h.buf);
+	h = {};
+	return ok;
+}
+
+/* Wait until DEV_A's rx_packets stopped moving; its value then. */
+std::int64_t rx_settled()
+{
+	std::int64_t last = counter("rx_packets"), now;
+
+	for (;;) {
+		sleep_ms(200 * time_scale);
+		now = counter("rx_packets");
+		if (now == last)
+			return now;
+		last = now;
+	}
+}
+
+/*
+ * A peer that opens gaps and never fills them (responder.h): a QP holds
+ * the requests past its gap up to HELD_SPAN PSNs ahead, the QPs of a
+ * device together at most HELD_DEV_BYTES of skb truesize; a request past
+ * either bound is dropped and counted (resp_dropped), never fatal, and a
+ * destroyed QP gives back what it held.  SENDs of @len bytes (truesize
+ * more than 2 KiB each at 1 KiB) on @n fresh pairs, 300 PSNs past the
+ * gap on the first (44 past the span), HELD_SPAN on the others: more
+ * than the device may hold.
+ */
+void held_bounds(side &a, side &b, unsigned int len)
+{
+	constexpr unsigned int HELD_SPAN = 256;			/* responder.h */
+	constexpr std::int64_t HELD_DEV_BYTES = 32 << 20;	/* responder.h */
+	constexpr unsigned int n = 80;
+	std::vector<pair> gap(n);
+	pair probe = {};
+	bool ok = pair_open(probe, "probe", a, b, a.pd);
+
+	for (unsigned int i = 0; ok && i < n; i++)
+		ok = pair_open(gap[i], "gap", a, b, a.pd);
+	if (!result(ok, "held past a gap: " + std::to_string(n + 1) + " more RC QP pairs"))
+		return;
+
+	auto past_gap = [&](pair &p, unsigned int ahead) {
+		pkt k;
+
+		k.qpn = p.a.qp->qp_num;
+		k.psn = (p.a_epsn + ahead) & SROCE_QPN_MASK;
+		k.payload.assign(len, 0x5a);
+		return send_pkt(k);
+	};
+	auto delta = [](const Counters &before, const char *name) {
+		return counter(name) - before.at(name);
+	};
+	auto snap = []() {
+		Counters c;
+
+		for (const char *name : { "resp_held", "resp_dropped", "resp_seq_naks", "rx_packets" })
+			c[name] = counter(name);
+		return c;
+	};
+
+	/* One QP: the span. */
+	Counters before = snap();
+	unsigned int sent = 0;
+	for (unsigned int i = 1; i <= 300; i++)
+		sent += past_gap(gap[0], i);
+	std::int64_t arrived = rx_settled() - before.at("rx_packets");
+	std::int64_t held = delta(before, "resp_held"), dropped = delta(before, "resp_dropped");
+	result(arrived == 300 && held == HELD_SPAN && dropped == 300 - HELD_SPAN &&
+	       delta(before, "resp_seq_naks") == 1,
+	       "300 requests past one gap: one NAK, " + std::to_string(HELD_SPAN) +
+	       " held, the 44 past the span dropped");
+	diag("sent %u, arrived %" PRId64 ", held %" PRId64 ", dropped %" PRId64, sent, arrived,
+	     held, dropped);
+
+	/* All the others: the device's budget. */
+	before = snap();
+	sent = 0;
+	for (unsigned int q = 1; q < n; q++)
+		for (unsigned int i = 1; i <= HELD_SPAN; i++)
+			sent += past_gap(gap[q], i);
+	arrived = rx_settled() - before.at("rx_packets");
+	held = delta(before, "resp_held");
+	dropped = delta(before, "resp_dropped");
+	std::int64_t naks = delta(before, "resp_seq_naks");
+	std::int64_t all = held + HELD_SPAN;
+	/* Each held skb's truesize is at least its datagram's length. */
+	std::int64_t at_least = all * static_cast<std::int64_t>(len + 44);
+	/*
+	 * Each packet is held or dropped, but a gap's first one that finds
+	 * no room: only NAKed.
+	 */
+	result(naks == n - 1 && held + dropped <= arrived && arrived <= held + dropped + naks &&
+	       dropped > 0 && at_least <= HELD_DEV_BYTES,
+	       "requests past gaps on " + std::to_string(n - 1) +
+	       " more QPs: one NAK each, held until the device's budget, the rest dropped and counted");
+	diag("sent %u, arrived %" PRId64 ", NAKs %" PRId64 ", held %" PRId64 " (device: %" PRId64
+	     ", at least %" PRId64 " KiB), dropped %" PRId64,
+	     sent, arrived, naks, held, all, at_least >> 10, dropped);
+	unsigned int rts = 0;
+	for (pair &p : gap)
+		rts += qp_state(p.a.qp) == IBV_QPS_RTS;
+	result(rts == n, "the QPs with gaps are all still RTS (" + std::to_string(rts) + "/" +
+	       std::to_string(n) + ")");
+
+	/* A QP that holds nothing finds no room either: the budget is the device's. */
+	before = snap();
+	past_gap(probe, 1);
+	rx_settled();
+	result(delta(before, "resp_seq_naks") == 1 && delta(before, "resp_held") == 0 &&
+	       delta(before, "resp_dropped") == 0,
+	       "a fresh QP's request past a gap: NAKed, not held (no room on the device)");
+
+	/* Destroyed QPs give back what they held. */
+	ok = true;
+	for (unsigned int q = 0; q < 8; q++)
+		ok &= half_close(gap[q].a) && half_close(gap[q].b);
+	before = snap();
+	past_gap(probe, 2);
+	rx_settled();
+	result(ok && delta(before, "resp_held") == 1 && delta(before, "resp_dropped") == 0,
+	       "after 8 of those QPs were destroyed, the next one past the gap is held");
+
+	ok = half_close(probe.a) && half_close(probe.b);
+	for (pair &p : gap)
+		ok &= half_close(p.a) && half_close(p.b);
+	result(ok, "the QPs with gaps destroyed cleanly");
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -1581,17 +1726,13 @@ int main(int argc, char **argv)
 	result(traffic(bystander, 4), "bystander pair: verified SEND/WRITE/READ/atomic after the storm");
 	result(traffic(live, 5), "live pair: verified SEND/WRITE/READ/atomic after the storm");
 
+	/* ---- a peer that never fills its gaps -------------------------------------------- */
+	held_bounds(a, b, std::min(mtu, 1024u));
+	result(traffic(live, 6), "live pair: verified SEND/WRITE/READ/atomic after the gaps");
+
 	/* ---- clean teardown of everything, errored QPs included ------------------------- */
 	bool down = true;
-	auto close_half = [&](half &h) {
-		if (h.qp)
-			down &= !ibv_destroy_qp(h.qp);
-		if (h.mr)
-			down &= !ibv_dereg_mr(h.mr);
-		if (h.cq)
-			down &= !ibv_destroy_cq(h.cq);
-		std::free(h.buf);
-	};
+	auto close_half = [&](half &h) { down &= half_close(h); };
 	down &= !ibv_destroy_qp(init_qp) && !ibv_dereg_mr(ro_mr);
 	for (pair *p : { &live, &bystander, &valid, &rnds[0], &rnds[1], &rnds[2], &rnds[3] }) {
 		close_half(p->a);
