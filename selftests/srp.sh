@@ -1,0 +1,255 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# srp.sh: the SCSI RDMA Protocol on sroce, the storage stack of blktests'
+# srp/* tests (where rdma_rxe hung after its workqueue conversion).
+# Target: LIO's ib_srpt exporting a ramdisk (an rd_mcp backstore of
+# SRP_MIB + 32 MiB) as LUN 0 to one initiator, all through configfs, on
+# sroce1 (192.168.77.2), listening for rdma_cm logins on port 5555.
+# Initiator: ib_srp's add_target from sroce0 (src=192.168.77.1,
+# dest=192.168.77.2:5555).  fio writes SRP_MIB (128) MiB with crc32c
+# verification headers through O_DIRECT to the SCSI disk that appears and
+# reads every block back and verifies it; then the remote port is deleted,
+# logged in again, and the first quarter is read back and verified; the
+# remote port is deleted while fio writes to the second half (a logout
+# under I/O: it must not hang), and after a third login the first quarter
+# is verified once more.  Then
+# the target is taken down, `rdma link delete` of both devices with ib_srp
+# and ib_srpt loaded, rmmod of every ULP module (a leaked reference makes
+# it fail), sroce's module reference count back, kernel log clean.
+#
+# ib_srpt creates its rdma_cm listener in the initial network namespace, so
+# both veth ends and both devices live there (as in nvme.sh); rdma_rxe (UDP
+# 4791 there too) must not be loaded.  Needs fio (scripts/install-deps).
+
+. "$(dirname "$0")/lib.sh"
+
+[[ $SROCE_DRIVER == sroce ]] || skip_all "srp.sh runs on sroce only (rdma_rxe shares UDP 4791 in init_net)"
+sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
+command -v fio > /dev/null || skip_all "fio not installed (scripts/install-deps)"
+for m in ib_srp ib_srpt target_core_mod; do
+	modinfo "$m" > /dev/null 2>&1 || skip_all "kernel has no $m module"
+done
+
+MIB=${SRP_MIB:-128}
+REVERIFY_MIB=$((MIB / 4))
+CM_PORT=5555
+CFG=/sys/kernel/config
+TGT=$CFG/target
+RD=$TGT/core/rd_mcp_0/sroce_srp
+# target_core_mod loads its backends itself
+ULP_MODS="ib_srp scsi_transport_srp ib_srpt target_core_user target_core_pscsi
+	target_core_iblock target_core_file target_core_mod"
+
+# The target's configfs tree, leaves first; quiet about what is not there.
+target_teardown() {
+	[[ -n ${TPG:-} && -d $TPG ]] && {
+		echo 0 > "$TPG/enable"
+		rm -f "$ACL/lun_0/r0"
+		rmdir "$ACL/lun_0" "$ACL"
+		rm -f "$TPG/lun/lun_0/r0"
+		rmdir "$TPG/lun/lun_0" "$TPG" "${TPG%/*}"
+	} 2>/dev/null
+	[[ -d $TGT/srpt ]] && {
+		echo 0 > "$TGT/srpt/discovery_auth/rdma_cm_port"
+		rmdir "$TGT/srpt"
+	} 2>/dev/null
+	[[ -d $RD ]] && rmdir "$RD" "${RD%/*}" 2>/dev/null
+	return 0
+}
+
+cleanup() {
+	local p
+	for p in /sys/class/srp_remote_ports/port-*; do
+		[[ -e $p/delete ]] && echo 1 > "$p/delete" 2>/dev/null
+	done
+	target_teardown
+	ulp_cleanup $ULP_MODS
+}
+trap cleanup EXIT
+
+# The initial namespace's UDP 4791 must be free for sroce.
+ulp_start
+modprobe configfs 2>/dev/null
+mount | grep -q " $CFG " || mount -t configfs none $CFG ||
+	{ not_ok "mount configfs"; finish; }
+
+# Both veth ends and devices in the initial namespace (topo_initial_pair);
+# the initiator binds to 192.168.77.1.  Veth MTU 9000: RoCE MTU 4096.
+if ! TOPO_MTU=9000 topo_initial_pair 2> /tmp/topo.err; then
+	not_ok "two sroce devices in the initial namespace"
+	diag "$(< /tmp/topo.err)"
+	finish
+fi
+ok "two sroce devices in the initial namespace, veth MTU 9000"
+
+# srpt names a port after its GID 0 ("0x" and 32 hex digits): DEV_B's.
+gid0=$(< $IB/$DEV_B/ports/1/gids/0)
+SPORT=$TGT/srpt/0x${gid0//:/}
+TPG=$SPORT/tpgt_1
+# The initiator's ACL: named after its SRP initiator port ID, which
+# ib_srp makes of its initiator_ext (0) and DEV_A's node GUID.  (srpt
+# would also take the session's source address, but what it reads for an
+# rdma_cm login is its own side's.)
+guid_a=$(< $IB/$DEV_A/node_guid)
+ACL=$TPG/acls/0x0000000000000000${guid_a//:/}
+
+# Target: the ramdisk as LUN 0 of srpt's port on DEV_B for that
+# initiator, rdma_cm logins on CM_PORT.
+target_setup() {
+	modprobe ib_srpt &&
+	mkdir -p "$RD" &&
+	echo "rd_pages=$(((MIB + 32) * 256))" > "$RD/control" &&
+	echo 1 > "$RD/enable" &&
+	{ [[ -d $TGT/srpt ]] || mkdir "$TGT/srpt"; } &&
+	echo $CM_PORT > "$TGT/srpt/discovery_auth/rdma_cm_port" &&
+	mkdir -p "$TPG/lun/lun_0" &&
+	ln -s "$RD" "$TPG/lun/lun_0/r0" &&
+	mkdir -p "$ACL" &&
+	{ [[ -d $ACL/lun_0 ]] || {
+		mkdir "$ACL/lun_0" && ln -s "$TPG/lun/lun_0" "$ACL/lun_0/r0"; }; } &&
+	echo 1 > "$TPG/enable" &&
+	modprobe -a ib_srp sd_mod	# no udev in the guest to load sd_mod
+}
+if target_setup 2> /tmp/target.err; then
+	ok "ib_srpt: ramdisk of $((MIB + 32)) MiB as LUN 0 on ${SPORT##*/} ($DEV_B), rdma_cm port $CM_PORT"
+else
+	not_ok "ib_srpt: ramdisk as LUN 0 on ${SPORT##*/} ($DEV_B)"
+	diag "$(< /tmp/target.err)"
+	diag "$(dmesg | tail -15)"
+	finish
+fi
+
+# srp_blockdev: the disk of the SCSI host ib_srp made (the guest has no
+# other SRP host)
+srp_blockdev() {
+	local h b
+	for h in /sys/class/scsi_host/host*; do
+		[[ $(< "$h/proc_name") == ib_srp ]] || continue
+		for b in "$h"/device/target*/*/block/*; do
+			[[ -e $b ]] && { echo "/dev/${b##*/}"; return 0; }
+		done
+	done
+	return 1
+}
+
+# login NAME: add_target on DEV_A for the target's port; the target port
+# ID is srpt's service GUID (its first device's node GUID) twice
+login() {
+	local name=$1 guid rc=0 tries=0 t0=$EPOCHREALTIME
+	local add=/sys/class/infiniband_srp/srp-$DEV_A-1/add_target
+	guid=$(< /sys/module/ib_srpt/parameters/srpt_service_guid)
+	guid=${guid#0x}
+	# After a logout ib_srp forgets the old target from a work item, a
+	# while after its remote port went: until then, EEXIST
+	while ! echo "id_ext=$guid,ioc_guid=$guid,dest=$IP4_B:$CM_PORT,src=$IP4_A" 2> /tmp/srp.err > "$add"; do
+		grep -q 'File exists' /tmp/srp.err && ((tries++ < 20)) || { rc=1; break; }
+		sleep 0.5
+	done
+	((tries)) && diag "add_target refused with EEXIST $tries time(s) first: the old target was still being removed"
+	if [[ $rc == 0 ]] && wait_until 20 srp_blockdev > /dev/null; then
+		BDEV=$(srp_blockdev)
+		ok "$name$(_slow "$t0") ($BDEV)"
+		return 0
+	fi
+	not_ok "$name$(_slow "$t0")"
+	diag "add_target exit $rc: $(< /tmp/srp.err)"
+	diag "$(dmesg | tail -15)"
+	return 1
+}
+
+# logout NAME: delete the remote port; its disk goes, and the port itself
+# (ib_srp then forgets the target in a work item: login() waits for that)
+logout() {
+	local p n=0
+	for p in /sys/class/srp_remote_ports/port-*; do
+		[[ -e $p/delete ]] && echo 1 > "$p/delete" && n=$((n + 1))
+	done
+	check_eq "$1: remote ports deleted" 1 "$n" &&
+		check "$1: the disk and the remote port are gone" wait_until 10 \
+			eval '! srp_blockdev > /dev/null && ! compgen -G "/sys/class/srp_remote_ports/port-*" > /dev/null'
+}
+
+# rc_qps DEV: number of RC QPs of DEV in state RTS
+rc_qps() {
+	rdma resource show qp link "$1/1" 2>/dev/null | grep -c 'type RC state RTS'
+}
+
+# fio_verify NAME MODE: MODE write (write MIB, then read back and verify) or
+# verify (read and verify the first REVERIFY_MIB of what the write left)
+fio_verify() {
+	local name=$1 rc=0 t0=$EPOCHREALTIME size=$MIB
+	[[ $2 == verify ]] && size=$REVERIFY_MIB
+	local args=(--name=sroce --filename="$BDEV" --direct=1 --ioengine=libaio
+		--iodepth=16 --bs=128k "--size=${size}M" --rw=write --verify=crc32c
+		--verify_fatal=1 --do_verify=1 --verify_state_save=0 --randrepeat=0
+		--output=/tmp/fio.out)
+	[[ $2 == verify ]] && args+=(--verify_only=1)
+	fio "${args[@]}" > /tmp/fio.err 2>&1 || rc=$?
+	if [[ $rc == 0 ]] && grep -q 'err= 0' /tmp/fio.out; then
+		ok "$name$(_slow "$t0")"
+		diag "$(grep -E '^ *(READ|WRITE):' /tmp/fio.out)"
+		return 0
+	fi
+	not_ok "$name$(_slow "$t0")"
+	diag "fio exit $rc"
+	diag "$(tail -20 /tmp/fio.out /tmp/fio.err)"
+	return 1
+}
+
+# logout_under_io: delete the remote port while fio writes to the second
+# half of the disk (what blktests' srp tests do to rdma_rxe): the port and
+# the disk go, fio ends (its I/O errors are expected), nothing hangs.
+logout_under_io() {
+	local pid t0 p n=0
+	fio --name=cut --filename="$BDEV" --direct=1 --ioengine=libaio --iodepth=16 \
+		--bs=64k --rw=randwrite --offset=$((MIB / 2))M --size=$((MIB / 2))M \
+		--time_based --runtime=60 --output=/tmp/fio-cut.out > /dev/null 2>&1 &
+	pid=$!
+	sleep 3
+	t0=$EPOCHREALTIME
+	for p in /sys/class/srp_remote_ports/port-*; do
+		[[ -e $p/delete ]] && echo 1 > "$p/delete" && n=$((n + 1))
+	done
+	check_eq "logout under I/O: remote ports deleted while fio writes" 1 "$n"
+	check "logout under I/O: the disk and the remote port are gone$(_slow "$t0")" wait_until 20 \
+		eval '! srp_blockdev > /dev/null && ! compgen -G "/sys/class/srp_remote_ports/port-*" > /dev/null'
+	if wait_until 30 eval "! kill -0 $pid 2> /dev/null"; then
+		ok "logout under I/O: fio ended$(_slow "$t0")"
+		diag "$(grep -E 'err=|WRITE:' /tmp/fio-cut.out | head -3)"
+	else
+		not_ok "logout under I/O: fio still running 30 s after the logout"
+		kill -9 $pid 2> /dev/null
+	fi
+	wait $pid 2> /dev/null
+}
+
+compgen -G '/sys/class/srp_remote_ports/port-*' > /dev/null && skip_all "an SRP remote port exists already"
+
+if login "ib_srp add_target dest=$IP4_B:$CM_PORT src=$IP4_A"; then
+	# ib_srp opens one RC channel per completion vector it may use, srpt
+	# one QP per channel: as many on each side, at least one.
+	a=$(rc_qps $DEV_A) b=$(rc_qps $DEV_B)
+	if [[ $a -ge 1 && $a == "$b" ]]; then
+		ok "RC QPs in RTS on $DEV_A/$DEV_B: $a/$b"
+	else
+		not_ok "RC QPs in RTS on $DEV_A/$DEV_B: $a/$b, expected as many, at least 1"
+		diag "$(rdma resource show qp)"
+	fi
+	fio_verify "fio write $MIB MiB, read back, crc32c verify" write
+	logout "logout"
+	if login "login again"; then
+		fio_verify "fio verify-only read of $REVERIFY_MIB MiB after the new login" verify
+		logout_under_io
+	fi
+	if login "login after the logout under I/O"; then
+		fio_verify "fio verify-only read of $REVERIFY_MIB MiB: what the cut I/O did not touch is intact" verify
+		logout "logout after the third login"
+	fi
+fi
+
+target_teardown
+check "target taken down: its configfs tree is gone" test ! -d "$SPORT" -a ! -d "$RD"
+ulp_delete_links "with ib_srp and ib_srpt loaded" 10 $DEV_A $DEV_B
+# shellcheck disable=SC2046 # one module name per word
+ulp_finish $(for m in $ULP_MODS; do grep -q "^$m " /proc/modules && echo $m; done)
