@@ -13,10 +13,11 @@
 # logged in again, and the first quarter is read back and verified; the
 # remote port is deleted while fio writes to the second half (a logout
 # under I/O: it must not hang), and after a third login the first quarter
-# is verified once more.  Then
-# the target is taken down, `rdma link delete` of both devices with ib_srp
-# and ib_srpt loaded, rmmod of every ULP module (a leaked reference makes
-# it fail), sroce's module reference count back, kernel log clean.
+# is verified once more and the initiator's device is deleted (`rdma link
+# delete`) while fio writes.  Then the target is taken down, `rdma link
+# delete` of the other device with ib_srp and ib_srpt loaded, rmmod of
+# every ULP module (a leaked reference makes it fail), sroce's module
+# reference count back, kernel log clean.
 #
 # ib_srpt creates its rdma_cm listener in the initial network namespace, so
 # both veth ends and both devices live there (as in nvme.sh); rdma_rxe (UDP
@@ -161,11 +162,7 @@ login() {
 # logout NAME: delete the remote port; its disk goes, and the port itself
 # (ib_srp then forgets the target in a work item: login() waits for that)
 logout() {
-	local p n=0
-	for p in /sys/class/srp_remote_ports/port-*; do
-		[[ -e $p/delete ]] && echo 1 > "$p/delete" && n=$((n + 1))
-	done
-	check_eq "$1: remote ports deleted" 1 "$n" &&
+	check "$1: remote port deleted" delete_ports &&
 		check "$1: the disk and the remote port are gone" wait_until 10 \
 			eval '! srp_blockdev > /dev/null && ! compgen -G "/sys/class/srp_remote_ports/port-*" > /dev/null'
 }
@@ -197,28 +194,36 @@ fio_verify() {
 	return 1
 }
 
-# logout_under_io: delete the remote port while fio writes to the second
-# half of the disk (what blktests' srp tests do to rdma_rxe): the port and
-# the disk go, fio ends (its I/O errors are expected), nothing hangs.
-logout_under_io() {
-	local pid t0 p n=0
+# delete_ports: delete every SRP remote port; true if that was one
+delete_ports() {
+	local p n=0
+	for p in /sys/class/srp_remote_ports/port-*; do
+		[[ -e $p/delete ]] && echo 1 > "$p/delete" && n=$((n + 1))
+	done
+	[[ $n == 1 ]]
+}
+
+# cut_under_io LABEL CMD...: run CMD (a logout, an `rdma link delete`) while
+# fio writes to the second half of the disk (what blktests' srp tests do
+# to rdma_rxe): CMD succeeds, the remote port and the disk go, fio ends
+# (its I/O errors are expected), nothing hangs.
+cut_under_io() {
+	local label=$1 pid t0
+	shift
 	fio --name=cut --filename="$BDEV" --direct=1 --ioengine=libaio --iodepth=16 \
 		--bs=64k --rw=randwrite --offset=$((MIB / 2))M --size=$((MIB / 2))M \
 		--time_based --runtime=60 --output=/tmp/fio-cut.out > /dev/null 2>&1 &
 	pid=$!
 	sleep 3
 	t0=$EPOCHREALTIME
-	for p in /sys/class/srp_remote_ports/port-*; do
-		[[ -e $p/delete ]] && echo 1 > "$p/delete" && n=$((n + 1))
-	done
-	check_eq "logout under I/O: remote ports deleted while fio writes" 1 "$n"
-	check "logout under I/O: the disk and the remote port are gone$(_slow "$t0")" wait_until 20 \
+	check "$label while fio writes: $*$(_slow "$t0")" "$@"
+	check "$label: the disk and the remote port are gone$(_slow "$t0")" wait_until 20 \
 		eval '! srp_blockdev > /dev/null && ! compgen -G "/sys/class/srp_remote_ports/port-*" > /dev/null'
 	if wait_until 30 eval "! kill -0 $pid 2> /dev/null"; then
-		ok "logout under I/O: fio ended$(_slow "$t0")"
+		ok "$label: fio ended$(_slow "$t0")"
 		diag "$(grep -E 'err=|WRITE:' /tmp/fio-cut.out | head -3)"
 	else
-		not_ok "logout under I/O: fio still running 30 s after the logout"
+		not_ok "$label: fio still running 30 s after it"
 		kill -9 $pid 2> /dev/null
 	fi
 	wait $pid 2> /dev/null
@@ -240,16 +245,20 @@ if login "ib_srp add_target dest=$IP4_B:$CM_PORT src=$IP4_A"; then
 	logout "logout"
 	if login "login again"; then
 		fio_verify "fio verify-only read of $REVERIFY_MIB MiB after the new login" verify
-		logout_under_io
+		cut_under_io "logout under I/O" delete_ports
 	fi
 	if login "login after the logout under I/O"; then
 		fio_verify "fio verify-only read of $REVERIFY_MIB MiB: what the cut I/O did not touch is intact" verify
-		logout "logout after the third login"
+		# ib_srp's device goes: it removes its host and target first
+		cut_under_io "initiator's device deleted under I/O" timeout 60 rdma link delete $DEV_A
+		check "$DEV_A is gone" wait_until 10 ibdev_gone $DEV_A
 	fi
 fi
 
 target_teardown
 check "target taken down: its configfs tree is gone" test ! -d "$SPORT" -a ! -d "$RD"
-ulp_delete_links "with ib_srp and ib_srpt loaded" 10 $DEV_A $DEV_B
+live=()
+for d in $DEV_A $DEV_B; do [[ -e $IB/$d ]] && live+=("$d"); done
+ulp_delete_links "with ib_srp and ib_srpt loaded" 10 "${live[@]}"
 # shellcheck disable=SC2046 # one module name per word
 ulp_finish $(for m in $ULP_MODS; do grep -q "^$m " /proc/modules && echo $m; done)
