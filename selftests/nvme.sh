@@ -13,8 +13,10 @@
 #       (its queues receive through shared receive queues);
 # each case checks on which devices the RC QPs are, disconnects, and the
 # data survive a reconnect (a verify-only read of the first quarter in
-# case 1).  Then
-# `rdma link delete` of both devices with nvmet-rdma still loaded, rmmod
+# case 1).  Then the host connects once more over two devices and its
+# device is deleted (`rdma link delete`) while fio writes: the controller
+# and its disk must go and fio end.  Then
+# `rdma link delete` of the other device with nvmet-rdma still loaded, rmmod
 # of every ULP module (a leaked reference makes it fail), sroce's module
 # reference count back, kernel log clean.
 #
@@ -232,7 +234,39 @@ else
 fi
 SRQ_CHECK=1 case_run "one device (loopback), target SRQs" $IP4_A "" "$((2 * qps))/0"
 
-ulp_delete_links "with nvmet-rdma loaded" 10 $DEV_A $DEV_B
+# The host's device deleted while fio writes (blktests' nvme tests on
+# rdma_rxe hung in such teardowns): nvme-rdma deletes the controller, the
+# namespace's disk goes, fio ends with I/O errors, nothing hangs.
+cut_under_io() {
+	local pid t0
+	fio --name=cut --filename="$BDEV" --direct=1 --ioengine=libaio --iodepth=16 \
+		--bs=64k --rw=randwrite --size=${MIB}M --time_based --runtime=60 \
+		--output=/tmp/fio-cut.out > /dev/null 2>&1 &
+	pid=$!
+	sleep 3
+	t0=$EPOCHREALTIME
+	check "host's device deleted while fio writes: rdma link delete $DEV_A$(_slow "$t0")" \
+		timeout 60 rdma link delete $DEV_A
+	check "host's device deleted under I/O: the controller and its disk are gone$(_slow "$t0")" \
+		wait_until 20 eval '! nvme_blockdev > /dev/null && ibdev_gone $DEV_A'
+	if wait_until 30 eval "! kill -0 $pid 2> /dev/null"; then
+		ok "host's device deleted under I/O: fio ended$(_slow "$t0")"
+		diag "$(grep -E 'err=' /tmp/fio-cut.out | head -2)"
+	else
+		not_ok "host's device deleted under I/O: fio still running 30 s after it"
+		kill -9 $pid 2> /dev/null
+	fi
+	wait $pid 2> /dev/null
+}
+if port_listen $IP4_B > /tmp/port.err; then
+	connect "two devices again: nvme connect -t rdma -a $IP4_B -w $IP4_A" $IP4_B $IP4_A && cut_under_io
+	check "nvmet port removed after the cut" port_remove
+else
+	not_ok "nvmet port rdma $IP4_B:4420 again"
+	diag "$(< /tmp/port.err)"
+fi
+
+ulp_delete_links "with nvmet-rdma loaded" 10 $DEV_B
 
 rm -f "$PORT/subsystems/$NQN" 2>/dev/null
 rmdir "$PORT" 2>/dev/null
