@@ -643,6 +643,78 @@ ulp_delete_links() {
 	ip link del $VETH_A 2>/dev/null
 }
 
+# ulp_storage_start: ulp_start, configfs mounted, and both devices in the
+# initial namespace over a veth of MTU 9000 (RoCE MTU 4096): the start of
+# the block-storage ULP tests, whose targets are configured in configfs
+# and listen in the initial namespace.  One check.
+ulp_storage_start() {
+	ulp_start
+	modprobe configfs 2>/dev/null
+	mount | grep -q " /sys/kernel/config " || mount -t configfs none /sys/kernel/config ||
+		{ not_ok "mount configfs"; finish; }
+	if ! TOPO_MTU=9000 topo_initial_pair 2> /tmp/topo.err; then
+		not_ok "two sroce devices in the initial namespace"
+		diag "$(< /tmp/topo.err)"
+		finish
+	fi
+	ok "two sroce devices in the initial namespace, veth MTU 9000"
+}
+
+# rc_qps DEV: number of RC QPs of DEV in state RTS
+rc_qps() {
+	rdma resource show qp link "$1/1" 2>/dev/null | grep -c 'type RC state RTS'
+}
+
+# fio_verify NAME BDEV MIB [verify]: fio writes MIB MiB to block device BDEV
+# with crc32c verification headers through O_DIRECT, then reads every
+# block back and verifies it; with "verify", only reads and verifies the
+# first MIB MiB of what an earlier write left.  One check.
+fio_verify() {
+	local name=$1 bdev=$2 size=$3 rc=0 t0=$EPOCHREALTIME
+	local args=(--name=sroce --filename="$bdev" --direct=1 --ioengine=libaio
+		--iodepth=16 --bs=128k "--size=${size}M" --rw=write --verify=crc32c
+		--verify_fatal=1 --do_verify=1 --verify_state_save=0 --randrepeat=0
+		--output=/tmp/fio.out)
+	[[ ${4:-} == verify ]] && args+=(--verify_only=1)
+	fio "${args[@]}" > /tmp/fio.err 2>&1 || rc=$?
+	if [[ $rc == 0 ]] && grep -q 'err= 0' /tmp/fio.out; then
+		ok "$name$(_slow "$t0")"
+		diag "$(grep -E '^ *(READ|WRITE):' /tmp/fio.out)"
+		return 0
+	fi
+	not_ok "$name$(_slow "$t0")"
+	diag "fio exit $rc"
+	diag "$(tail -20 /tmp/fio.out /tmp/fio.err)"
+	return 1
+}
+
+# cut_under_io LABEL BDEV OFFSET_MIB SIZE_MIB GONE CMD...: run CMD (a
+# logout, an `rdma link delete`) 3 s into fio writing to SIZE_MIB MiB of
+# block device BDEV from OFFSET_MIB on (what blktests does to rdma_rxe):
+# CMD succeeds, the shell condition GONE (the disk and what held it are
+# gone) holds within 20 s, fio ends (with the I/O errors expected) within
+# 30 s; nothing may hang.  Three checks.
+cut_under_io() {
+	local label=$1 bdev=$2 off=$3 size=$4 gone=$5 pid t0
+	shift 5
+	fio --name=cut --filename="$bdev" --direct=1 --ioengine=libaio --iodepth=16 \
+		--bs=64k --rw=randwrite "--offset=${off}M" "--size=${size}M" \
+		--time_based --runtime=60 --output=/tmp/fio-cut.out > /dev/null 2>&1 &
+	pid=$!
+	sleep 3
+	t0=$EPOCHREALTIME
+	check "$label while fio writes: $*$(_slow "$t0")" "$@"
+	check "$label: the disk is gone$(_slow "$t0")" wait_until 20 eval "$gone"
+	if wait_until 30 eval "! kill -0 $pid 2> /dev/null"; then
+		ok "$label: fio ended$(_slow "$t0")"
+		diag "$(grep -E 'err=' /tmp/fio-cut.out | head -2)"
+	else
+		not_ok "$label: fio still running 30 s after it"
+		kill -9 $pid 2> /dev/null
+	fi
+	wait $pid 2> /dev/null
+}
+
 # ulp_finish MODS...: the end of a ULP test, devices already deleted: the
 # ULP modules MODS unload (a leaked reference makes rmmod fail), sroce's
 # reference count is back to ULP_REFCNT0, sroce unloads, the log is clean.

@@ -59,20 +59,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The initial namespace's UDP 4791 must be free for sroce.
-ulp_start
-modprobe configfs 2>/dev/null
-mount | grep -q " $CFG " || mount -t configfs none $CFG ||
-	{ not_ok "mount configfs"; finish; }
-
-# Both veth ends and devices in the initial namespace (topo_initial_pair);
-# the host binds to 192.168.77.1.  Veth MTU 9000: RoCE MTU 4096.
-if ! TOPO_MTU=9000 topo_initial_pair 2> /tmp/topo.err; then
-	not_ok "two sroce devices in the initial namespace"
-	diag "$(< /tmp/topo.err)"
-	finish
-fi
-ok "two sroce devices in the initial namespace, veth MTU 9000"
+# The initial namespace's UDP 4791 must be free for sroce; both veth ends
+# and devices there (topo_initial_pair), the host binds to 192.168.77.1.
+ulp_storage_start
 
 # Target: a memory-backed null_blk (configfs, so its size is in MiB) as
 # namespace 1 of subsystem NQN, any host allowed.
@@ -149,33 +138,6 @@ disconnect() {
 		wait_until 10 eval '! nvme_blockdev > /dev/null'
 }
 
-# rc_qps DEV: number of RC QPs of DEV in state RTS
-rc_qps() {
-	rdma resource show qp link "$1/1" 2>/dev/null | grep -c 'type RC state RTS'
-}
-
-# fio_verify NAME MODE: MODE write (write MIB, then read back and verify) or
-# verify (read and verify the first REVERIFY_MIB of what the write left)
-fio_verify() {
-	local name=$1 rc=0 t0=$EPOCHREALTIME size=$MIB
-	[[ $2 == verify ]] && size=$REVERIFY_MIB
-	local args=(--name=sroce --filename="$BDEV" --direct=1 --ioengine=libaio
-		--iodepth=16 --bs=128k --size=${size}M --rw=write --verify=crc32c
-		--verify_fatal=1 --do_verify=1 --verify_state_save=0 --randrepeat=0
-		--output=/tmp/fio.out)
-	[[ $2 == verify ]] && args+=(--verify_only=1)
-	fio "${args[@]}" > /tmp/fio.err 2>&1 || rc=$?
-	if [[ $rc == 0 ]] && grep -q 'err= 0' /tmp/fio.out; then
-		ok "$name$(_slow "$t0")"
-		diag "$(grep -E '^ *(READ|WRITE):' /tmp/fio.out)"
-		return 0
-	fi
-	not_ok "$name$(_slow "$t0")"
-	diag "fio exit $rc"
-	diag "$(tail -20 /tmp/fio.out /tmp/fio.err)"
-	return 1
-}
-
 # case_run LABEL TARGET_IP HOST_IP QPS_A QPS_B: connect, check the QPs are
 # where they must be, fio write + verify, disconnect (and reconnect + verify
 # when $REVERIFY)
@@ -208,11 +170,11 @@ case_run() {
 			diag "$(rdma resource show srq 2>&1)"
 		fi
 	fi
-	fio_verify "$label: fio write $MIB MiB, read back, crc32c verify" write
+	fio_verify "$label: fio write $MIB MiB, read back, crc32c verify" "$BDEV" $MIB
 	disconnect "$label: nvme disconnect"
 	if [[ -n $REVERIFY ]] &&
 	   connect "$label: reconnect" "$tip" "$hip"; then
-		fio_verify "$label: fio verify-only read of $REVERIFY_MIB MiB after reconnect" verify
+		fio_verify "$label: fio verify-only read of $REVERIFY_MIB MiB after reconnect" "$BDEV" $REVERIFY_MIB verify
 		disconnect "$label: nvme disconnect after reconnect"
 	fi
 	check "$label: nvmet port removed" port_remove
@@ -237,29 +199,10 @@ SRQ_CHECK=1 case_run "one device (loopback), target SRQs" $IP4_A "" "$((2 * qps)
 # The host's device deleted while fio writes (blktests' nvme tests on
 # rdma_rxe hung in such teardowns): nvme-rdma deletes the controller, the
 # namespace's disk goes, fio ends with I/O errors, nothing hangs.
-cut_under_io() {
-	local pid t0
-	fio --name=cut --filename="$BDEV" --direct=1 --ioengine=libaio --iodepth=16 \
-		--bs=64k --rw=randwrite --size=${MIB}M --time_based --runtime=60 \
-		--output=/tmp/fio-cut.out > /dev/null 2>&1 &
-	pid=$!
-	sleep 3
-	t0=$EPOCHREALTIME
-	check "host's device deleted while fio writes: rdma link delete $DEV_A$(_slow "$t0")" \
-		timeout 60 rdma link delete $DEV_A
-	check "host's device deleted under I/O: the controller and its disk are gone$(_slow "$t0")" \
-		wait_until 20 eval '! nvme_blockdev > /dev/null && ibdev_gone $DEV_A'
-	if wait_until 30 eval "! kill -0 $pid 2> /dev/null"; then
-		ok "host's device deleted under I/O: fio ended$(_slow "$t0")"
-		diag "$(grep -E 'err=' /tmp/fio-cut.out | head -2)"
-	else
-		not_ok "host's device deleted under I/O: fio still running 30 s after it"
-		kill -9 $pid 2> /dev/null
-	fi
-	wait $pid 2> /dev/null
-}
 if port_listen $IP4_B > /tmp/port.err; then
-	connect "two devices again: nvme connect -t rdma -a $IP4_B -w $IP4_A" $IP4_B $IP4_A && cut_under_io
+	connect "two devices again: nvme connect -t rdma -a $IP4_B -w $IP4_A" $IP4_B $IP4_A &&
+		cut_under_io "host's device deleted" "$BDEV" 0 $MIB "! nvme_blockdev > /dev/null && ibdev_gone $DEV_A" \
+			timeout 60 rdma link delete $DEV_A
 	check "nvmet port removed after the cut" port_remove
 else
 	not_ok "nvmet port rdma $IP4_B:4420 again"

@@ -52,9 +52,6 @@ rds_case() {
 	sub_verdict -n "rds_test $label: $2 <-> $3" $rc "$out" "$t0"
 }
 
-# rc_qps DEV: RC QPs of DEV in RTS
-rc_qps() { rdma resource show qp link "$1/1" 2>/dev/null | grep -c "type RC state RTS"; }
-
 rds_case "two devices" $IP4_A $IP4_B
 rds_case "one device, two addresses" $IP4_A $IP4_C
 

@@ -69,20 +69,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# The initial namespace's UDP 4791 must be free for sroce.
-ulp_start
-modprobe configfs 2>/dev/null
-mount | grep -q " $CFG " || mount -t configfs none $CFG ||
-	{ not_ok "mount configfs"; finish; }
-
-# Both veth ends and devices in the initial namespace (topo_initial_pair);
-# the initiator binds to 192.168.77.1.  Veth MTU 9000: RoCE MTU 4096.
-if ! TOPO_MTU=9000 topo_initial_pair 2> /tmp/topo.err; then
-	not_ok "two sroce devices in the initial namespace"
-	diag "$(< /tmp/topo.err)"
-	finish
-fi
-ok "two sroce devices in the initial namespace, veth MTU 9000"
+# The initial namespace's UDP 4791 must be free for sroce; both veth ends
+# and devices there (topo_initial_pair), the initiator binds to
+# 192.168.77.1.
+ulp_storage_start
 
 # srpt names a port after its GID 0 ("0x" and 32 hex digits): DEV_B's.
 gid0=$(< $IB/$DEV_B/ports/1/gids/0)
@@ -163,35 +153,7 @@ login() {
 # (ib_srp then forgets the target in a work item: login() waits for that)
 logout() {
 	check "$1: remote port deleted" delete_ports &&
-		check "$1: the disk and the remote port are gone" wait_until 10 \
-			eval '! srp_blockdev > /dev/null && ! compgen -G "/sys/class/srp_remote_ports/port-*" > /dev/null'
-}
-
-# rc_qps DEV: number of RC QPs of DEV in state RTS
-rc_qps() {
-	rdma resource show qp link "$1/1" 2>/dev/null | grep -c 'type RC state RTS'
-}
-
-# fio_verify NAME MODE: MODE write (write MIB, then read back and verify) or
-# verify (read and verify the first REVERIFY_MIB of what the write left)
-fio_verify() {
-	local name=$1 rc=0 t0=$EPOCHREALTIME size=$MIB
-	[[ $2 == verify ]] && size=$REVERIFY_MIB
-	local args=(--name=sroce --filename="$BDEV" --direct=1 --ioengine=libaio
-		--iodepth=16 --bs=128k "--size=${size}M" --rw=write --verify=crc32c
-		--verify_fatal=1 --do_verify=1 --verify_state_save=0 --randrepeat=0
-		--output=/tmp/fio.out)
-	[[ $2 == verify ]] && args+=(--verify_only=1)
-	fio "${args[@]}" > /tmp/fio.err 2>&1 || rc=$?
-	if [[ $rc == 0 ]] && grep -q 'err= 0' /tmp/fio.out; then
-		ok "$name$(_slow "$t0")"
-		diag "$(grep -E '^ *(READ|WRITE):' /tmp/fio.out)"
-		return 0
-	fi
-	not_ok "$name$(_slow "$t0")"
-	diag "fio exit $rc"
-	diag "$(tail -20 /tmp/fio.out /tmp/fio.err)"
-	return 1
+		check "$1: the disk and the remote port are gone" wait_until 10 srp_gone
 }
 
 # delete_ports: delete every SRP remote port; true if that was one
@@ -203,30 +165,9 @@ delete_ports() {
 	[[ $n == 1 ]]
 }
 
-# cut_under_io LABEL CMD...: run CMD (a logout, an `rdma link delete`) while
-# fio writes to the second half of the disk (what blktests' srp tests do
-# to rdma_rxe): CMD succeeds, the remote port and the disk go, fio ends
-# (its I/O errors are expected), nothing hangs.
-cut_under_io() {
-	local label=$1 pid t0
-	shift
-	fio --name=cut --filename="$BDEV" --direct=1 --ioengine=libaio --iodepth=16 \
-		--bs=64k --rw=randwrite --offset=$((MIB / 2))M --size=$((MIB / 2))M \
-		--time_based --runtime=60 --output=/tmp/fio-cut.out > /dev/null 2>&1 &
-	pid=$!
-	sleep 3
-	t0=$EPOCHREALTIME
-	check "$label while fio writes: $*$(_slow "$t0")" "$@"
-	check "$label: the disk and the remote port are gone$(_slow "$t0")" wait_until 20 \
-		eval '! srp_blockdev > /dev/null && ! compgen -G "/sys/class/srp_remote_ports/port-*" > /dev/null'
-	if wait_until 30 eval "! kill -0 $pid 2> /dev/null"; then
-		ok "$label: fio ended$(_slow "$t0")"
-		diag "$(grep -E 'err=|WRITE:' /tmp/fio-cut.out | head -3)"
-	else
-		not_ok "$label: fio still running 30 s after it"
-		kill -9 $pid 2> /dev/null
-	fi
-	wait $pid 2> /dev/null
+# srp_gone: the disk and the remote port are gone
+srp_gone() {
+	! srp_blockdev > /dev/null && ! compgen -G "/sys/class/srp_remote_ports/port-*" > /dev/null
 }
 
 compgen -G '/sys/class/srp_remote_ports/port-*' > /dev/null && skip_all "an SRP remote port exists already"
@@ -241,16 +182,18 @@ if login "ib_srp add_target dest=$IP4_B:$CM_PORT src=$IP4_A"; then
 		not_ok "RC QPs in RTS on $DEV_A/$DEV_B: $a/$b, expected as many, at least 1"
 		diag "$(rdma resource show qp)"
 	fi
-	fio_verify "fio write $MIB MiB, read back, crc32c verify" write
+	fio_verify "fio write $MIB MiB, read back, crc32c verify" "$BDEV" $MIB
 	logout "logout"
 	if login "login again"; then
-		fio_verify "fio verify-only read of $REVERIFY_MIB MiB after the new login" verify
-		cut_under_io "logout under I/O" delete_ports
+		fio_verify "fio verify-only read of $REVERIFY_MIB MiB after the new login" "$BDEV" $REVERIFY_MIB verify
+		cut_under_io "logout under I/O" "$BDEV" $((MIB / 2)) $((MIB / 2)) srp_gone delete_ports
 	fi
 	if login "login after the logout under I/O"; then
-		fio_verify "fio verify-only read of $REVERIFY_MIB MiB: what the cut I/O did not touch is intact" verify
+		fio_verify "fio verify-only read of $REVERIFY_MIB MiB: what the cut I/O did not touch is intact" \
+			"$BDEV" $REVERIFY_MIB verify
 		# ib_srp's device goes: it removes its host and target first
-		cut_under_io "initiator's device deleted under I/O" timeout 60 rdma link delete $DEV_A
+		cut_under_io "initiator's device deleted" "$BDEV" $((MIB / 2)) $((MIB / 2)) srp_gone \
+			timeout 60 rdma link delete $DEV_A
 		check "$DEV_A is gone" wait_until 10 ibdev_gone $DEV_A
 	fi
 fi
