@@ -329,6 +329,14 @@ require_program() {
 		skip_all "cannot build $1 (make -C selftests)"
 }
 
+# require_modules MOD...: skip the test unless the kernel has every MOD
+require_modules() {
+	local m
+	for m; do
+		modinfo "$m" > /dev/null 2>&1 || skip_all "kernel has no $m module"
+	done
+}
+
 # perf_hold_sched_hooks: keep perf's context-switch hooks on until the test
 # exits, with a counting event on this shell.  Otherwise every perf
 # session switches them on and off, patching the code of __schedule()

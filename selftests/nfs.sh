@@ -20,9 +20,7 @@ sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (
 for c in rpc.nfsd rpc.mountd exportfs rpcbind mount.nfs; do
 	command -v $c > /dev/null || skip_all "$c not installed (nfs-kernel-server, scripts/install-deps)"
 done
-for m in rpcrdma nfsd nfsv4; do
-	modinfo "$m" > /dev/null 2>&1 || skip_all "kernel has no $m module"
-done
+require_modules rpcrdma nfsd nfsv4
 
 MIB=${NFS_MIB:-256}
 EXPORT=/tmp/nfs-export

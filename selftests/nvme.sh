@@ -31,9 +31,7 @@
 sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
 command -v nvme > /dev/null || skip_all "nvme-cli not installed (scripts/install-deps)"
 command -v fio > /dev/null || skip_all "fio not installed (scripts/install-deps)"
-for m in nvmet_rdma nvme_rdma null_blk; do
-	modinfo "$m" > /dev/null 2>&1 || skip_all "kernel has no $m module"
-done
+require_modules nvmet_rdma nvme_rdma null_blk
 
 MIB=${NVME_MIB:-256}
 REVERIFY_MIB=$((MIB / 4))

@@ -23,7 +23,7 @@
 
 [[ $SROCE_DRIVER == sroce ]] || skip_all "rds.sh runs on sroce only (rdma_rxe shares UDP 4791 in init_net)"
 sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
-modinfo rds_rdma > /dev/null 2>&1 || skip_all "kernel has no rds_rdma module"
+require_modules rds_rdma
 
 RDS=$TOP/build/selftests/rds_test
 require_program "$RDS" rds_test.c

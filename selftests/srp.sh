@@ -28,9 +28,7 @@
 [[ $SROCE_DRIVER == sroce ]] || skip_all "srp.sh runs on sroce only (rdma_rxe shares UDP 4791 in init_net)"
 sroce_ko > /dev/null || skip_all "no sroce.ko for $(uname -r) under build/kmod (make module)"
 command -v fio > /dev/null || skip_all "fio not installed (scripts/install-deps)"
-for m in ib_srp ib_srpt target_core_mod; do
-	modinfo "$m" > /dev/null 2>&1 || skip_all "kernel has no $m module"
-done
+require_modules ib_srp ib_srpt target_core_mod
 
 MIB=${SRP_MIB:-128}
 REVERIFY_MIB=$((MIB / 4))
