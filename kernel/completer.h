@@ -52,12 +52,13 @@ struct sroce_completer {
  * SROCE_COMP_HELD_DEV_BYTES of skb truesize for all QPs of a device.
  * The missing ones are asked for again once comp.patience responses wait
  * behind the gap, a READ's last response arrived behind it, or a
- * retransmit probe went out.  The patience starts at SROCE_COMP_PATIENCE_MIN (TCP's
- * duplicate-ACK threshold: a lost response costs three packet times more
- * than a go-back-N at once) and grows, up to SROCE_COMP_PATIENCE_MAX, to
- * the deepest reordering the path showed (a gap filled by the original
- * response, once it was checked and used, sroce_comp_learn(); counted in
- * comp_patience_raised, shown as read_resp_patience by restrack).
+ * retransmit probe went out.  The patience starts at
+ * SROCE_COMP_PATIENCE_MIN (TCP's duplicate-ACK threshold: a lost response
+ * costs three packet times more than a go-back-N at once) and grows, up
+ * to SROCE_COMP_PATIENCE_MAX, to the deepest reordering the path showed
+ * (a gap filled by the original response, once it was checked and used,
+ * sroce_comp_learn(); counted in comp_patience_raised, shown as
+ * read_resp_patience by restrack).
  */
 #define SROCE_COMP_HELD_SPAN		256
 #define SROCE_COMP_PATIENCE_MIN		3
