@@ -57,11 +57,17 @@ target_teardown() {
 	return 0
 }
 
-cleanup() {
-	local p
+# delete_ports: delete every SRP remote port; true if that was one
+delete_ports() {
+	local p n=0
 	for p in /sys/class/srp_remote_ports/port-*; do
-		[[ -e $p/delete ]] && echo 1 > "$p/delete" 2>/dev/null
+		[[ -e $p/delete ]] && echo 1 > "$p/delete" && n=$((n + 1))
 	done
+	[[ $n == 1 ]]
+}
+
+cleanup() {
+	delete_ports 2>/dev/null
 	target_teardown
 	ulp_cleanup $ULP_MODS
 }
@@ -152,15 +158,6 @@ login() {
 logout() {
 	check "$1: remote port deleted" delete_ports &&
 		check "$1: the disk and the remote port are gone" wait_until 10 srp_gone
-}
-
-# delete_ports: delete every SRP remote port; true if that was one
-delete_ports() {
-	local p n=0
-	for p in /sys/class/srp_remote_ports/port-*; do
-		[[ -e $p/delete ]] && echo 1 > "$p/delete" && n=$((n + 1))
-	done
-	[[ $n == 1 ]]
 }
 
 # srp_gone: the disk and the remote port are gone
