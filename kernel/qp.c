@@ -113,6 +113,18 @@ static void sroce_rq_flush_locked(struct sroce_qp *qp)
 		if (cq)
 			sroce_cq_post(cq, &wc, false);
 	}
+	/*
+	 * This QP takes nothing more from its SRQ: the IB spec's Last WQE
+	 * Reached event, once per entry into the error state, after the
+	 * flush completion of the WQE it held.  ib_drain_qp() waits for it
+	 * (since Linux 6.11; 60 s without it), as do ULPs that recycle an
+	 * SRQ's QPs.
+	 */
+	if ((qp->ibqp.srq || qp->ibqp.qp_type == IB_QPT_XRC_TGT) &&
+	    !qp->last_wqe_raised) {
+		qp->last_wqe_raised = true;
+		set_bit(SROCE_RQ_LAST_WQE, &qp->rq_pending);
+	}
 	if (!sroce_ring_present(&qp->rq))
 		return;
 	n = sroce_ring_published(&qp->rq, qp->rq_tail);
@@ -133,6 +145,18 @@ static void sroce_rq_flush_locked(struct sroce_qp *qp)
  * called from inside the flush may post receives (and ask for another
  * flush) without deadlocking on rq_lock.
  */
+static void sroce_rq_last_wqe_reached(struct sroce_qp *qp)
+{
+	struct ib_event event = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = IB_EVENT_QP_LAST_WQE_REACHED,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&event, qp->ibqp.qp_context);
+}
+
 static void sroce_rq_run_flush(struct sroce_qp *qp)
 {
 	while (test_bit(SROCE_RQ_FLUSH, &qp->rq_pending)) {
@@ -141,6 +165,9 @@ static void sroce_rq_run_flush(struct sroce_qp *qp)
 		clear_bit(SROCE_RQ_FLUSH, &qp->rq_pending);
 		sroce_rq_flush_locked(qp);
 		spin_unlock_bh(&qp->rq_lock);
+		/* The consumer's handler runs without our lock. */
+		if (test_and_clear_bit(SROCE_RQ_LAST_WQE, &qp->rq_pending))
+			sroce_rq_last_wqe_reached(qp);
 		/* Unlock before looking at the bit again, as sroce_req_run(). */
 		smp_mb();
 	}
@@ -346,6 +373,8 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	}
 	qp->rq_flushing = false;
 	qp->srq_held = false;
+	qp->last_wqe_raised = false;
+	clear_bit(SROCE_RQ_LAST_WQE, &qp->rq_pending);
 	qp->xrc_srq = NULL;
 	sroce_rq_set_flags(qp, 0);
 	spin_unlock_bh(&qp->rq_lock);

@@ -2187,6 +2187,74 @@ TEST_F_TIMEOUT(rc, srq_limit_event_once_and_rearm, 60)
 	EXPECT_EQ(0, ibv_destroy_srq(srq));
 }
 
+/* Move QP to the error state (from any state). */
+static int qp_to_err(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+}
+
+/*
+ * IBV_EVENT_QP_LAST_WQE_REACHED: a QP of an SRQ that enters the error
+ * state raises it once (the kernel's ib_drain_qp() waits for it since
+ * Linux 6.11); the SRQ's WQEs stay for its other QPs; after RESET and
+ * INIT the next error raises it again; a QP with its own RQ never does.
+ */
+TEST_F_TIMEOUT(rc, srq_last_wqe_reached, 60)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_srq *srq = srq_create(b, 16);
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+	struct ibv_qp *qa1, *qa2, *qb1, *qb2, *evqp = NULL;
+	struct ibv_wc wc;
+	int i, ev;
+
+	ASSERT_NE(NULL, srq) TH_LOG("ibv_create_srq: %s", strerror(errno));
+	qa1 = srq_qp(a, NULL);
+	qa2 = srq_qp(a, NULL);
+	qb1 = srq_qp(b, srq);
+	qb2 = srq_qp(b, srq);
+	ASSERT_TRUE(qa1 && qa2 && qb1 && qb2) TH_LOG("ibv_create_qp: %s", strerror(errno));
+	ASSERT_EQ(0, srq_connect(a, qa1, b, qb1));
+	ASSERT_EQ(0, srq_connect(a, qa2, b, qb2));
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, srq_post(srq, b, 300 + i, DST_OFF + i * 4096, 4096));
+	srq_send1(_metadata, a, qa1, b, 1);
+
+	ASSERT_EQ(0, qp_to_err(qb1));
+	ev = async_event(b, WC_WAIT_MS, &evqp);
+	EXPECT_EQ(IBV_EVENT_QP_LAST_WQE_REACHED, ev) TH_LOG("async event %d (%s)", ev,
+							    ev < 0 ? "none" : ibv_event_type_str(ev));
+	EXPECT_EQ(qb1, evqp);
+	/* The three WQEs left are the SRQ's, not the QP's: nothing flushed. */
+	EXPECT_NO_WC(b->cq);
+	ASSERT_EQ(0, qp_to_err(qb1));
+	EXPECT_EQ(-1, async_event(b, QUIET_MS, &evqp)) TH_LOG("a second event in one error state");
+	srq_send1(_metadata, a, qa2, b, 2);
+
+	/* Each entry into the error state is one event (RESET -> INIT -> ERR). */
+	ASSERT_EQ(0, ibv_modify_qp(qb1, &reset, IBV_QP_STATE));
+	ASSERT_EQ(0, ibv_modify_qp(qb1, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				   IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
+	ASSERT_EQ(0, qp_to_err(qb1));
+	ev = async_event(b, WC_WAIT_MS, &evqp);
+	EXPECT_EQ(IBV_EVENT_QP_LAST_WQE_REACHED, ev) TH_LOG("INIT -> ERR after RESET: %d", ev);
+	EXPECT_EQ(qb1, evqp);
+
+	/* A QP with its own receive queue: its receives flush, no event. */
+	ASSERT_EQ(0, qp_to_err(qa2));
+	EXPECT_EQ(-1, async_event(a, QUIET_MS, &evqp)) TH_LOG("event for a QP without SRQ");
+	EXPECT_EQ(0, poll_wc(a->cq, &wc, 0)) TH_LOG("wr_id %llu", (unsigned long long)wc.wr_id);
+
+	ibv_destroy_qp(qb2);
+	ibv_destroy_qp(qb1);
+	ibv_destroy_qp(qa2);
+	ibv_destroy_qp(qa1);
+	EXPECT_EQ(0, ibv_destroy_srq(srq));
+}
+
 /* Is @name one of the comma-separated test names in @list? */
 static bool test_selected(const char *name, const char *list)
 {
