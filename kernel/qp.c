@@ -60,6 +60,19 @@ struct ib_qp *sroce_qp_ibqp(struct sroce_dev *sdev, u32 qpn)
 	return qp ? &qp->ibqp : NULL;
 }
 
+/* An affiliated asynchronous event of the QP, to its consumer. */
+static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
+{
+	struct ib_event event = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&event, qp->ibqp.qp_context);
+}
+
 /* ---- receive queue ------------------------------------------------------- */
 
 /*
@@ -102,8 +115,11 @@ static void sroce_rq_flush_locked(struct sroce_qp *qp)
 		.opcode = IB_WC_RECV,
 		.qp_num = qp->ibqp.qp_num,
 	};
+	bool first;
 	u32 n;
 
+	/* The first flush since the QP entered the error state? */
+	first = !qp->rq_flushing;
 	qp->rq_flushing = true;
 	if (qp->srq_held) {
 		/* WQEs still in the SRQ stay there for the other QPs. */
@@ -120,11 +136,8 @@ static void sroce_rq_flush_locked(struct sroce_qp *qp)
 	 * (since Linux 6.11; 60 s without it), as do ULPs that recycle an
 	 * SRQ's QPs.
 	 */
-	if ((qp->ibqp.srq || qp->ibqp.qp_type == IB_QPT_XRC_TGT) &&
-	    !qp->last_wqe_raised) {
-		qp->last_wqe_raised = true;
+	if (first && (qp->ibqp.srq || qp->ibqp.qp_type == IB_QPT_XRC_TGT))
 		set_bit(SROCE_RQ_LAST_WQE, &qp->rq_pending);
-	}
 	if (!sroce_ring_present(&qp->rq))
 		return;
 	n = sroce_ring_published(&qp->rq, qp->rq_tail);
@@ -145,18 +158,6 @@ static void sroce_rq_flush_locked(struct sroce_qp *qp)
  * called from inside the flush may post receives (and ask for another
  * flush) without deadlocking on rq_lock.
  */
-static void sroce_rq_last_wqe_reached(struct sroce_qp *qp)
-{
-	struct ib_event event = {
-		.device = qp->ibqp.device,
-		.element.qp = &qp->ibqp,
-		.event = IB_EVENT_QP_LAST_WQE_REACHED,
-	};
-
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&event, qp->ibqp.qp_context);
-}
-
 static void sroce_rq_run_flush(struct sroce_qp *qp)
 {
 	while (test_bit(SROCE_RQ_FLUSH, &qp->rq_pending)) {
@@ -167,7 +168,7 @@ static void sroce_rq_run_flush(struct sroce_qp *qp)
 		spin_unlock_bh(&qp->rq_lock);
 		/* The consumer's handler runs without our lock. */
 		if (test_and_clear_bit(SROCE_RQ_LAST_WQE, &qp->rq_pending))
-			sroce_rq_last_wqe_reached(qp);
+			sroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 		/* Unlock before looking at the bit again, as sroce_req_run(). */
 		smp_mb();
 	}
@@ -311,14 +312,8 @@ void sroce_qp_error(struct sroce_qp *qp)
 
 void sroce_qp_sq_drained(struct sroce_qp *qp)
 {
-	struct ib_event event = {
-		.device = qp->ibqp.device,
-		.element.qp = &qp->ibqp,
-		.event = IB_EVENT_SQ_DRAINED,
-	};
-
-	if (sroce_qp_state(qp) == IB_QPS_SQD && qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&event, qp->ibqp.qp_context);
+	if (sroce_qp_state(qp) == IB_QPS_SQD)
+		sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
 }
 
 static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
@@ -373,7 +368,6 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	}
 	qp->rq_flushing = false;
 	qp->srq_held = false;
-	qp->last_wqe_raised = false;
 	clear_bit(SROCE_RQ_LAST_WQE, &qp->rq_pending);
 	qp->xrc_srq = NULL;
 	sroce_rq_set_flags(qp, 0);

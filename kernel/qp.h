@@ -108,7 +108,6 @@ struct sroce_qp {
 	u32 rq_tail;			/* our RQ consumer index */
 	bool rq_flushing;		/* in error: no more receives */
 	bool srq_held;			/* took an SRQ WQE, not completed */
-	bool last_wqe_raised;		/* in error, SRQ: the event was sent */
 	u64 srq_wr_id;			/* ... its wr_id, for the flush */
 	struct sroce_srq *xrc_srq;	/* XRC target: ... and its SRQ */
 	unsigned long rq_pending;	/* SROCE_RQ_* bits */
