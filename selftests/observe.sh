@@ -150,7 +150,7 @@ fi
 # handshake, so when the ACK of the client's last SEND is lost the server,
 # which has all it waits for, destroys its QP and exits, and the client's
 # resends of that SEND meet no QP until IB_WC_RETRY_EXC_ERR.  A RoCE NIC
-# does the same; at 3 % loss each way that ended 3 to 5 runs in 100 (the
+# does the same; at 3 % loss each way that ended 6 runs in 100 here (the
 # trace shows sroce_drop reason=rx_no_qp for each resend).
 LOSS=3%
 PKTGEN=$TOP/build/selftests/pktgen
