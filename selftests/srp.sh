@@ -10,7 +10,11 @@
 # dest=192.168.77.2:5555).  fio writes SRP_MIB (128) MiB with crc32c
 # verification headers through O_DIRECT to the SCSI disk that appears and
 # reads every block back and verifies it; then the remote port is deleted,
-# logged in again, and the first quarter is read back and verified; the
+# the target's channels are moved onto one shared receive queue (ib_srpt's
+# use_srq: kernel ib_post_srq_recv(), receive WQEs that outlive the
+# channels, a Last WQE Reached event for each QP that goes to error), the
+# initiator logs in again, and the first quarter is read back and
+# verified; the
 # remote port is deleted while fio writes to the second half (a logout
 # under I/O: it must not hang), and after a third login the first quarter
 # is verified once more and the initiator's device is deleted (`rdma link
@@ -179,7 +183,23 @@ if login "ib_srp add_target dest=$IP4_B:$CM_PORT src=$IP4_A"; then
 	fi
 	fio_verify "fio write $MIB MiB, read back, crc32c verify" "$BDEV" $MIB
 	logout "logout"
-	if login "login again"; then
+	# ib_srpt reads use_srq only while no initiator is logged in.
+	if echo 1 2> /tmp/srq.err > "$TPG/attrib/use_srq"; then
+		ok "ib_srpt use_srq=1: the next channels receive through an SRQ"
+	else
+		not_ok "ib_srpt use_srq=1"
+		diag "$(< /tmp/srq.err)"
+	fi
+	if login "login again, target on an SRQ"; then
+		# (the SRQ exists from use_srq=1 on; the channels' QPs on it
+		# show as its lqpn)
+		n=$(rdma resource show srq 2>/dev/null | grep "dev $DEV_B " | grep -c ' lqpn ')
+		if [[ $n -gt 0 ]]; then
+			ok "$n SRQ(s) on $DEV_B with the channels' QPs attached"
+		else
+			not_ok "no SRQ on $DEV_B with the channels' QPs attached"
+			diag "$(rdma resource show srq 2>&1)"
+		fi
 		fio_verify "fio verify-only read of $REVERIFY_MIB MiB after the new login" "$BDEV" $REVERIFY_MIB verify
 		cut_under_io "logout under I/O" "$BDEV" $((MIB / 2)) $((MIB / 2)) srp_gone delete_ports
 	fi
@@ -198,5 +218,7 @@ check "target taken down: its configfs tree is gone" test ! -d "$SPORT" -a ! -d 
 live=()
 for d in $DEV_A $DEV_B; do [[ -e $IB/$d ]] && live+=("$d"); done
 ulp_delete_links "with ib_srp and ib_srpt loaded" 10 "${live[@]}"
+known=$(dmesg_known_warnings)
+[[ -n $known ]] && diag "ib_srpt's own warning for its SRQ channels (not sroce's: DMESG_KNOWN_RE in lib.sh): $known"
 # shellcheck disable=SC2046 # one module name per word
 ulp_finish $(for m in $ULP_MODS; do grep -q "^$m " /proc/modules && echo $m; done)
