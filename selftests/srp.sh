@@ -184,12 +184,8 @@ if login "ib_srp add_target dest=$IP4_B:$CM_PORT src=$IP4_A"; then
 	fio_verify "fio write $MIB MiB, read back, crc32c verify" "$BDEV" $MIB
 	logout "logout"
 	# ib_srpt reads use_srq only while no initiator is logged in.
-	if echo 1 2> /tmp/srq.err > "$TPG/attrib/use_srq"; then
-		ok "ib_srpt use_srq=1: the next channels receive through an SRQ"
-	else
-		not_ok "ib_srpt use_srq=1"
-		diag "$(< /tmp/srq.err)"
-	fi
+	check "ib_srpt use_srq=1: the next channels receive through an SRQ" \
+		sh -c 'echo 1 > "$1"' use_srq "$TPG/attrib/use_srq"
 	if login "login again, target on an SRQ"; then
 		# (the SRQ exists from use_srq=1 on; the channels' QPs on it
 		# show as its lqpn)
