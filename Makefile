@@ -6,8 +6,8 @@
 #   make KVER=6.12.*+deb12-amd64   build the module for another installed kernel
 #   make KDIR=/path       build the module against a kernel build tree
 #   make check            every test: host unit tests, checkpatch, both kernels'
-#                         builds, VM selftests on 6.1 and a smoke run on 6.12,
-#                         and the debug lane
+#                         builds, every VM selftest on 6.1 and on 6.12, the
+#                         debug lane and the two-host lane
 #   make check-debug      only the debug lane: the KASAN/lockdep/kmemleak/UBSAN
 #                         guest kernel (scripts/debug-kernel) and its selftests
 #   make demo             boot a guest with two sroce devices and show them
