@@ -651,6 +651,39 @@ ulp_cleanup() {
 	sroce_unload
 }
 
+# ulp_lossy_on LOSS: netem drops LOSS of the packets leaving either end of
+# topo_initial_pair's veth pair, and sroce's retransmit counters are noted
+# for ulp_lossy_off; non-zero, with the reason in ULP_LOSSY_ERR, if netem
+# cannot be set up.
+ulp_lossy_on() {
+	# shellcheck disable=SC2034 # read by the tests
+	if ! ULP_LOSSY_ERR=$({ modprobe sch_netem &&
+	       tc qdisc add dev $VETH_A root netem loss "$1" &&
+	       tc qdisc add dev $VETH_B root netem loss "$1"; } 2>&1); then
+		tc qdisc del dev $VETH_A root 2> /dev/null
+		return 1
+	fi
+	_lossy_resent=$(_ulp_ctr_sum req_retransmits)
+	_lossy_exceeded=$(_ulp_ctr_sum req_retry_exceeded)
+}
+
+_ulp_ctr_sum() {
+	echo $(($(port_attr $DEV_A "hw_counters/$1") + $(port_attr $DEV_B "hw_counters/$1")))
+}
+
+# ulp_lossy_off LABEL: the netem qdiscs removed; the losses were met and
+# repaired: sroce retransmitted, and no QP ran out of retries (which would
+# have put it in the error state and left the ULP to reconnect).  Two checks.
+ulp_lossy_off() {
+	local resent exceeded
+	tc qdisc del dev $VETH_A root
+	tc qdisc del dev $VETH_B root
+	resent=$(($(_ulp_ctr_sum req_retransmits) - _lossy_resent))
+	exceeded=$(($(_ulp_ctr_sum req_retry_exceeded) - _lossy_exceeded))
+	check "$1: sroce retransmitted ($resent packets)" test $resent -gt 0
+	check_eq "$1: no QP ran out of retries" 0 $exceeded
+}
+
 # ulp_delete_links WHAT SECS DEV...: delete the devices DEV while the ULP is
 # in the state WHAT ("with RDS connected"), each gone within SECS; one
 # check; then the veth pair goes.

@@ -9,7 +9,11 @@
 # verifies it (--verify_fatal).
 #   (1) two devices: the target listens on sroce1 (192.168.77.2), the host
 #       connects from sroce0 (--host-traddr 192.168.77.1);
-#   (2) one device: target and host both on sroce0 (QPs of one device talk
+#   (2) case 1's path with netem dropping 2% of the packets each way: the
+#       block layer's I/O rides on sroce's retransmission (kernel QPs, RoCE
+#       MTU 4096): the data verify, sroce retransmitted, no QP ran out of
+#       retries and nvme-rdma never started error recovery;
+#   (3) one device: target and host both on sroce0 (QPs of one device talk
 #       to each other through sroce's loopback), nvmet-rdma with use_srq=1
 #       (its queues receive through shared receive queues);
 # each case checks on which devices the RC QPs are, disconnects, and the
@@ -187,9 +191,31 @@ compgen -G '/sys/block/nvme*' > /dev/null && skip_all "an NVMe device exists alr
 ncpu=$(nproc)
 qps=$((ncpu + 1))
 REVERIFY=1 case_run "two devices" $IP4_B $IP4_A "$qps/$qps"
-# Case 2 with nvmet-rdma's receive queues replaced by SRQs (use_srq=1):
-# kernel ib_post_srq_recv, one SRQ per completion vector shared by the
-# target's queues.
+
+# Case 2: case 1's path with netem dropping LOSS of the packets on both veth
+# ends (rdma_cm's MADs too: a lost one costs the connect a retry).
+LOSS=2%
+LOSS_MIB=$(debug_size 64 16)
+((LOSS_MIB <= MIB)) || LOSS_MIB=$MIB
+lossy_case() {
+	local label="two devices, $LOSS loss each way" recovery
+	if ! ulp_lossy_on $LOSS; then
+		skip "$label" "no netem (sch_netem): $ULP_LOSSY_ERR"
+		return
+	fi
+	echo "selftest-nvme-lossy-$$" > /dev/kmsg
+	MIB=$LOSS_MIB case_run "$label" $IP4_B $IP4_A "$qps/$qps"
+	ulp_lossy_off "$label"
+	recovery=$(dmesg | sed -n "/selftest-nvme-lossy-$$/,\$p" |
+		grep -E 'nvme.*(error recovery|Reconnecting|timeout)' | head -5)
+	check "$label: nvme-rdma never started error recovery" test -z "$recovery"
+	[[ -z $recovery ]] || diag "$recovery"
+}
+lossy_case
+
+# Case 3, one device, with nvmet-rdma's receive queues replaced by SRQs
+# (use_srq=1): kernel ib_post_srq_recv, one SRQ per completion vector
+# shared by the target's queues.
 if rmmod nvmet_rdma && modprobe nvmet_rdma use_srq=1; then
 	ok "nvmet_rdma reloaded with use_srq=1"
 else

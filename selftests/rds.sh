@@ -10,6 +10,8 @@
 #   (1) two devices: sockets on 192.168.77.1 (sroce0) and .2 (sroce1);
 #   (2) one device: two addresses of sroce0 (RDS's QPs on one device talk
 #       through sroce's loopback);
+#   (3) case 1 again, netem dropping 2% of the packets each way: sroce
+#       retransmitted and no QP ran out of retries;
 # then the RC QPs RDS made are on the devices, `rdma link delete` of both
 # devices with RDS's connections up, rmmod rds_rdma and rds (a leaked
 # reference makes it fail), sroce's module reference count back, kernel
@@ -42,7 +44,11 @@ if ! topo_initial_pair 2> /tmp/topo.err ||
 	finish
 fi
 ok "two sroce devices in the initial namespace, $IP4_C a second address of $DEV_A"
-check "modprobe rds_rdma" modprobe rds_rdma || finish
+# RDS gives its QPs one transport retry (rds_ib_retry_count, default 1): a
+# lossy path exhausts it now and then by design, and RDS reconnects and
+# resends.  The lossy case below is about sroce's recovery, so RDS asks for
+# 7, as nvme-rdma does.
+check "modprobe rds_rdma rds_ib_retry_count=7" modprobe rds_rdma rds_ib_retry_count=7 || finish
 
 # rds_case LABEL IP_A IP_B: rds_test between sockets bound to IP_A and IP_B
 rds_case() {
@@ -54,6 +60,15 @@ rds_case() {
 
 rds_case "two devices" $IP4_A $IP4_B
 rds_case "one device, two addresses" $IP4_A $IP4_C
+# RDS's connections (up since the first case) with netem dropping 2% of the
+# packets each way: every message still arrives once, in order, byte for
+# byte, and no QP gives up (RDS would reconnect and resend in silence).
+if ulp_lossy_on 2%; then
+	rds_case "two devices, 2% loss each way" $IP4_A $IP4_B
+	ulp_lossy_off "two devices, 2% loss each way"
+else
+	skip "two devices, 2% loss each way" "no netem (sch_netem): $ULP_LOSSY_ERR"
+fi
 
 # RDS keeps its connections after the sockets close: its QPs are sroce's.
 check_ge "RC QPs in RTS on $DEV_A (RDS's)" 1 "$(rc_qps $DEV_A)"

@@ -17,8 +17,10 @@
 # verified; the
 # remote port is deleted while fio writes to the second half (a logout
 # under I/O: it must not hang), and after a third login the first quarter
-# is verified once more and the initiator's device is deleted (`rdma link
-# delete`) while fio writes.  Then the target is taken down, `rdma link
+# is verified once more, written and verified again with netem dropping 2%
+# of the packets each way (sroce retransmitted, no QP ran out of retries),
+# and the initiator's device is deleted (`rdma link delete`) while fio
+# writes.  Then the target is taken down, `rdma link
 # delete` of the other device with ib_srp and ib_srpt loaded, rmmod of
 # every ULP module (a leaked reference makes it fail), sroce's module
 # reference count back, kernel log clean.
@@ -202,6 +204,13 @@ if login "ib_srp add_target dest=$IP4_B:$CM_PORT src=$IP4_A"; then
 	if login "login after the logout under I/O"; then
 		fio_verify "fio verify-only read of $REVERIFY_MIB MiB: what the cut I/O did not touch is intact" \
 			"$BDEV" $REVERIFY_MIB verify
+		if ulp_lossy_on 2%; then
+			fio_verify "fio write $REVERIFY_MIB MiB, read back, crc32c verify, 2% loss each way" \
+				"$BDEV" $REVERIFY_MIB
+			ulp_lossy_off "2% loss each way"
+		else
+			skip "fio with 2% loss each way" "no netem (sch_netem): $ULP_LOSSY_ERR"
+		fi
 		# ib_srp's device goes: it removes its host and target first
 		cut_under_io "initiator's device deleted" "$BDEV" $((MIB / 2)) $((MIB / 2)) srp_gone \
 			timeout 60 rdma link delete $DEV_A
