@@ -328,7 +328,7 @@ static bool sroce_comp_hold(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
 	 * READ's last response, requester.c, and this may be its answer).
 	 */
 	if ((sroce_opcodes[SROCE_PKT(skb)->opcode].flags & SROCE_OPF_LAST) ||
-	    qp->req.probed || skb_queue_len(&comp->held) >= comp->patience)
+	    qp->req.probes || skb_queue_len(&comp->held) >= comp->patience)
 		sroce_comp_missing(qp);
 	return true;
 }

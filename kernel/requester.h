@@ -265,13 +265,13 @@ struct sroce_requester {
 	u8 retry_cnt;			/* IB retry_cnt */
 	u8 rnr_retry;			/* IB rnr_retry, 7: infinite */
 	u8 retries_left;
+	u8 probes;			/* sent in this silence, see requester.c */
 	u8 rnr_retries_left;
 
 	bool started;			/* reached RTS: may send */
 	bool error;			/* flushing: everything completes in error */
 	bool local_error;		/* WQE fail_index failed, see requester.c */
 	bool rnr_wait;			/* stopped until the RNR timer fires */
-	bool probed;			/* the retransmit timer sent its probe */
 	bool resend_paced;		/* resends wait for the window, too */
 	bool resend_one;		/* after a sequence NAK: its PSN only */
 	u32 gap_psn;			/* the PSN the last sequence NAK named */

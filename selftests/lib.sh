@@ -663,9 +663,12 @@ ulp_lossy_on() {
 		tc qdisc del dev $VETH_A root 2> /dev/null
 		return 1
 	fi
-	_lossy_resent=$(_ulp_ctr_sum req_retransmits)
-	_lossy_exceeded=$(_ulp_ctr_sum req_retry_exceeded)
+	local c
+	declare -gA _lossy0=()
+	for c in $_LOSSY_SHOWN req_retry_exceeded; do _lossy0[$c]=$(_ulp_ctr_sum $c); done
 }
+# what ulp_lossy_off reports of the lossy step, both devices together
+_LOSSY_SHOWN="req_retransmits req_probes req_timeouts comp_naks_seq comp_naks_fatal comp_out_of_order comp_rnr_naks comp_ghosts resp_duplicates resp_fatal_naks resp_dropped"
 
 _ulp_ctr_sum() {
 	echo $(($(port_attr $DEV_A "hw_counters/$1") + $(port_attr $DEV_B "hw_counters/$1")))
@@ -675,13 +678,17 @@ _ulp_ctr_sum() {
 # repaired: sroce retransmitted, and no QP ran out of retries (which would
 # have put it in the error state and left the ULP to reconnect).  Two checks.
 ulp_lossy_off() {
-	local resent exceeded
+	local c line=
+	declare -A d=()
 	tc qdisc del dev $VETH_A root
 	tc qdisc del dev $VETH_B root
-	resent=$(($(_ulp_ctr_sum req_retransmits) - _lossy_resent))
-	exceeded=$(($(_ulp_ctr_sum req_retry_exceeded) - _lossy_exceeded))
-	check "$1: sroce retransmitted ($resent packets)" test $resent -gt 0
-	check_eq "$1: no QP ran out of retries" 0 $exceeded
+	for c in $_LOSSY_SHOWN req_retry_exceeded; do
+		d[$c]=$(($(_ulp_ctr_sum $c) - _lossy0[$c]))
+	done
+	for c in $_LOSSY_SHOWN; do line+=" $c +${d[$c]}"; done
+	diag "$1:$line"
+	check "$1: sroce retransmitted (${d[req_retransmits]} packets)" test ${d[req_retransmits]} -gt 0
+	check_eq "$1: no QP ran out of retries" 0 ${d[req_retry_exceeded]}
 }
 
 # ulp_delete_links WHAT SECS DEV...: delete the devices DEV while the ULP is
