@@ -893,9 +893,37 @@ static void sroce_resp_schedule_read(struct sroce_qp *qp, int err)
 
 static void sroce_resp_stop(struct sroce_qp *qp);
 
-/* Start (or replay) the responses of @res from @psn. */
+/*
+ * The memory of the READ being answered went away under it (-EACCES from
+ * sroce_resp_read_send()).  Under the READ itself that is an error the
+ * requester must hear of: a NAK, and this QP stops.  A replay answers a
+ * request that executed before and passed its checks then: the requester
+ * has had its responses, completed the READ and let the memory go (an
+ * NVMe or SRP initiator invalidates it with the SEND that follows), and
+ * the duplicate is late (a probe the following SEND overtook: packets
+ * sent from two CPUs enter two receive backlogs).  A NAK would end this QP
+ * for a request that succeeded, so the replay is dropped and counted; a
+ * requester that did still wait for it runs out of retries.
+ */
+static void sroce_resp_read_gone(struct sroce_qp *qp)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	if (resp->read_replay) {
+		atomic64_inc(&qp->sdev->stats.resp_dropped);
+		trace_sroce_drop(&qp->sdev->ibdev, qp->ibqp.qp_num,
+				 resp->read_psn, "resp_dropped");
+		resp->read = NULL;
+		return;
+	}
+	sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS_ERR, resp->read_psn);
+	sroce_resp_stop(qp);
+}
+
+/* Start the responses of @res from @psn, or replay them for a duplicate. */
 static void sroce_resp_read_start(struct sroce_qp *qp,
-				  struct sroce_resp_res *res, u32 psn)
+				  struct sroce_resp_res *res, u32 psn,
+				  bool replay)
 {
 	struct sroce_responder *resp = &qp->resp;
 	int err;
@@ -904,14 +932,13 @@ static void sroce_resp_read_start(struct sroce_qp *qp,
 	resp->read_last = res;
 	resp->read_psn = psn;
 	resp->read_first = psn;
+	resp->read_replay = replay;
 	resp->unacked = 0;	/* a response acknowledges everything before */
 	err = sroce_resp_read_send(qp, SROCE_RESP_READ_BUDGET);
-	if (err == -EACCES) {
-		sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS_ERR, resp->read_psn);
-		sroce_resp_stop(qp);
-	} else if (err) {
+	if (err == -EACCES)
+		sroce_resp_read_gone(qp);
+	else if (err)
 		sroce_resp_schedule_read(qp, err);
-	}
 }
 
 static enum sroce_resp_result sroce_resp_read(struct sroce_qp *qp,
@@ -956,7 +983,7 @@ static enum sroce_resp_result sroce_resp_read(struct sroce_qp *qp,
 
 	/* The MSN counts the READ now (C9-148): its responses carry it. */
 	sroce_resp_advance(resp, pkt, npkts);
-	sroce_resp_read_start(qp, res, pkt->psn);
+	sroce_resp_read_start(qp, res, pkt->psn, false);
 	return SROCE_RESP_ANSWERED;
 }
 
@@ -1375,7 +1402,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb)
 		res = sroce_resp_res_find(resp, SROCE_OPK_READ_REQ, pkt->psn);
 		if (!res)
 			break;
-		sroce_resp_read_start(qp, res, pkt->psn);
+		sroce_resp_read_start(qp, res, pkt->psn, true);
 		return;
 	case SROCE_OPK_ATOMIC:
 		res = sroce_resp_res_find(resp, SROCE_OPK_ATOMIC, pkt->psn);
@@ -1561,9 +1588,7 @@ static void sroce_resp_run(struct sroce_qp *qp)
 		if (resp->read) {
 			err = sroce_resp_read_send(qp, SROCE_RESP_READ_BUDGET);
 			if (err == -EACCES) {
-				sroce_resp_nak(qp, SROCE_NAK_REM_ACCESS_ERR,
-					       resp->read_psn);
-				sroce_resp_stop(qp);
+				sroce_resp_read_gone(qp);
 			} else if (err) {
 				sroce_resp_schedule_read(qp, err);
 				return;

@@ -152,6 +152,7 @@ struct sroce_responder {
 	struct sroce_resp_res *read;	/* NULL: none */
 	u32 read_psn;			/* next response PSN */
 	u32 read_first;			/* PSN the current response began at */
+	bool read_replay;		/* it answers a duplicate request */
 	u32 read_busy;			/* transmit refused since the last send */
 	struct sroce_resp_res *read_last; /* the READ answered last, or NULL */
 	atomic_t read_inflight;		/* response skbs not yet let go of */
