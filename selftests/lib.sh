@@ -651,19 +651,20 @@ ulp_cleanup() {
 	sroce_unload
 }
 
-# ulp_lossy_on LOSS: netem drops LOSS of the packets leaving either end of
-# topo_initial_pair's veth pair, and sroce's retransmit counters are noted
-# for ulp_lossy_off; non-zero, with the reason in ULP_LOSSY_ERR, if netem
-# cannot be set up.
+# ulp_lossy_on LABEL LOSS: netem drops LOSS of the packets leaving either
+# end of topo_initial_pair's veth pair, and sroce's recovery counters are
+# noted for ulp_lossy_off; if netem cannot be set up, a skip of LABEL with
+# the reason, and non-zero.
 ulp_lossy_on() {
-	# shellcheck disable=SC2034 # read by the tests
-	if ! ULP_LOSSY_ERR=$({ modprobe sch_netem &&
-	       tc qdisc add dev $VETH_A root netem loss "$1" &&
-	       tc qdisc add dev $VETH_B root netem loss "$1"; } 2>&1); then
+	local c err
+	if ! err=$({ modprobe sch_netem &&
+	       tc qdisc add dev $VETH_A root netem loss "$2" &&
+	       tc qdisc add dev $VETH_B root netem loss "$2"; } 2>&1); then
 		tc qdisc del dev $VETH_A root 2> /dev/null
+		skip "$1" "no netem (sch_netem): $err"
 		return 1
 	fi
-	local c
+	_lossy_label=$1
 	declare -gA _lossy0=()
 	for c in $_LOSSY_SHOWN req_retry_exceeded; do _lossy0[$c]=$(_ulp_ctr_sum $c); done
 }
@@ -674,11 +675,12 @@ _ulp_ctr_sum() {
 	echo $(($(port_attr $DEV_A "hw_counters/$1") + $(port_attr $DEV_B "hw_counters/$1")))
 }
 
-# ulp_lossy_off LABEL: the netem qdiscs removed; the losses were met and
+# ulp_lossy_off: the netem qdiscs removed; the losses were met and
 # repaired: sroce retransmitted, and no QP ran out of retries (which would
-# have put it in the error state and left the ULP to reconnect).  Two checks.
+# have put it in the error state and left the ULP to reconnect).  Two checks,
+# named after ulp_lossy_on's LABEL.
 ulp_lossy_off() {
-	local c line=
+	local c line='' label=$_lossy_label
 	declare -A d=()
 	tc qdisc del dev $VETH_A root
 	tc qdisc del dev $VETH_B root
@@ -686,9 +688,9 @@ ulp_lossy_off() {
 		d[$c]=$(($(_ulp_ctr_sum $c) - _lossy0[$c]))
 	done
 	for c in $_LOSSY_SHOWN; do line+=" $c +${d[$c]}"; done
-	diag "$1:$line"
-	check "$1: sroce retransmitted (${d[req_retransmits]} packets)" test ${d[req_retransmits]} -gt 0
-	check_eq "$1: no QP ran out of retries" 0 ${d[req_retry_exceeded]}
+	diag "$label:$line"
+	check "$label: sroce retransmitted (${d[req_retransmits]} packets)" test ${d[req_retransmits]} -gt 0
+	check_eq "$label: no QP ran out of retries" 0 ${d[req_retry_exceeded]}
 }
 
 # ulp_delete_links WHAT SECS DEV...: delete the devices DEV while the ULP is

@@ -199,13 +199,10 @@ LOSS_MIB=$(debug_size 64 16)
 ((LOSS_MIB <= MIB)) || LOSS_MIB=$MIB
 lossy_case() {
 	local label="two devices, $LOSS loss each way" recovery
-	if ! ulp_lossy_on $LOSS; then
-		skip "$label" "no netem (sch_netem): $ULP_LOSSY_ERR"
-		return
-	fi
+	ulp_lossy_on "$label" $LOSS || return
 	echo "selftest-nvme-lossy-$$" > /dev/kmsg
 	MIB=$LOSS_MIB case_run "$label" $IP4_B $IP4_A "$qps/$qps"
-	ulp_lossy_off "$label"
+	ulp_lossy_off
 	recovery=$(dmesg | sed -n "/selftest-nvme-lossy-$$/,\$p" |
 		grep -E 'nvme.*(error recovery|Reconnecting|timeout)' | head -5)
 	check "$label: nvme-rdma never started error recovery" test -z "$recovery"

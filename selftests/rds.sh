@@ -63,11 +63,9 @@ rds_case "one device, two addresses" $IP4_A $IP4_C
 # RDS's connections (up since the first case) with netem dropping 2% of the
 # packets each way: every message still arrives once, in order, byte for
 # byte, and no QP gives up (RDS would reconnect and resend in silence).
-if ulp_lossy_on 2%; then
+if ulp_lossy_on "two devices, 2% loss each way" 2%; then
 	rds_case "two devices, 2% loss each way" $IP4_A $IP4_B
-	ulp_lossy_off "two devices, 2% loss each way"
-else
-	skip "two devices, 2% loss each way" "no netem (sch_netem): $ULP_LOSSY_ERR"
+	ulp_lossy_off
 fi
 
 # RDS keeps its connections after the sockets close: its QPs are sroce's.

@@ -204,12 +204,10 @@ if login "ib_srp add_target dest=$IP4_B:$CM_PORT src=$IP4_A"; then
 	if login "login after the logout under I/O"; then
 		fio_verify "fio verify-only read of $REVERIFY_MIB MiB: what the cut I/O did not touch is intact" \
 			"$BDEV" $REVERIFY_MIB verify
-		if ulp_lossy_on 2%; then
+		if ulp_lossy_on "2% loss each way" 2%; then
 			fio_verify "fio write $REVERIFY_MIB MiB, read back, crc32c verify, 2% loss each way" \
 				"$BDEV" $REVERIFY_MIB
-			ulp_lossy_off "2% loss each way"
-		else
-			skip "fio with 2% loss each way" "no netem (sch_netem): $ULP_LOSSY_ERR"
+			ulp_lossy_off
 		fi
 		# ib_srp's device goes: it removes its host and target first
 		cut_under_io "initiator's device deleted" "$BDEV" $((MIB / 2)) $((MIB / 2)) srp_gone \
