@@ -356,18 +356,6 @@ require_modules() {
 	done
 }
 
-# perf_hold_sched_hooks: keep perf's context-switch hooks on until the test
-# exits, with a counting event on this shell.  Otherwise every perf
-# session switches them on and off, patching the code of __schedule()
-# while the other vCPU runs it, and Debian's 6.12 under multi-threaded TCG
-# dies of that now and then ("Oops: int3", a patch seen half done): 3 of 4
-# boots running eight of sqpoll.sh's perf stat runs did without this, none
-# of 3 with it.  Sets PERF_HOLD_PID; the caller kills it at exit.
-perf_hold_sched_hooks() {
-	perf stat -e dummy -p $$ -o /dev/null > /dev/null 2>&1 &
-	PERF_HOLD_PID=$!
-}
-
 # SROCE_FAST_RX=0|1: set sroce's fast_rx parameter (kernel/rx_hook.c) for
 # the devices the test creates; SROCE_SQ_POLL_US=N: its sq_poll_us parameter
 # (kernel/sq_poll.c), the SQ poller of user QPs.  The provider also reads
