@@ -169,6 +169,7 @@ have_trace=0
 [[ -d $TRACING/events ]] || mount -t tracefs nodev $TRACING 2>/dev/null
 if [[ -e $TRACING/events/sroce/sroce_cc_rate_cut/enable ]]; then
 	echo > $TRACING/trace
+	tracing_no_cmd_record $TRACING
 	echo 1 > $TRACING/events/sroce/sroce_cc_rate_cut/enable
 	have_trace=1
 fi

@@ -356,6 +356,18 @@ require_modules() {
 	done
 }
 
+# tracing_no_cmd_record DIR: turn off tracefs's record-cmd option (DIR:
+# the tracefs mount) before a test enables trace events.  With it on (the
+# default) the first event enabled registers a probe on sched_switch to
+# record task names, which patches __schedule() while the other vCPU runs
+# it: the patch Debian's 6.12 under multi-threaded TCG now and then sees
+# half done ("Oops: int3", Documentation/testing.rst).  The trace then
+# names tasks <...>; no test reads those names.
+tracing_no_cmd_record() {
+	[[ -w $1/options/record-cmd ]] && echo 0 > "$1/options/record-cmd"
+	return 0
+}
+
 # SROCE_FAST_RX=0|1: set sroce's fast_rx parameter (kernel/rx_hook.c) for
 # the devices the test creates; SROCE_SQ_POLL_US=N: its sq_poll_us parameter
 # (kernel/sq_poll.c), the SQ poller of user QPs.  The provider also reads

@@ -67,6 +67,7 @@ have_trace=0
 if [[ -e $TRACING/events/sroce/enable ]]; then
 	echo 0 > $TRACING/tracing_on
 	echo > $TRACING/trace
+	tracing_no_cmd_record $TRACING
 	echo 1 > $TRACING/events/sroce/enable
 	echo 1 > $TRACING/tracing_on
 	have_trace=1
