@@ -37,7 +37,6 @@ command -v python3 > /dev/null || skip_all "no python3"
 for m in sch_htb sch_red; do modprobe $m 2>/dev/null || skip_all "no $m"; done
 
 PKT="python3 $(dirname "$0")/cc_pkt.py"
-TRACING=/sys/kernel/tracing
 TMP=$(mktemp -d /tmp/cc.XXXXXX)
 bg_pids=()
 
@@ -166,10 +165,7 @@ cc $DEV_A rate_timer_us 10000
 cc $DEV_A alpha_timer_us 11000
 cc $DEV_B cnp_interval_us 10000
 have_trace=0
-[[ -d $TRACING/events ]] || mount -t tracefs nodev $TRACING 2>/dev/null
-if [[ -e $TRACING/events/sroce/sroce_cc_rate_cut/enable ]]; then
-	echo > $TRACING/trace
-	tracing_no_cmd_record $TRACING
+if tracing_prepare; then
 	echo 1 > $TRACING/events/sroce/sroce_cc_rate_cut/enable
 	have_trace=1
 fi

@@ -356,15 +356,20 @@ require_modules() {
 	done
 }
 
-# tracing_no_cmd_record DIR: turn off tracefs's record-cmd option (DIR:
-# the tracefs mount) before a test enables trace events.  With it on (the
-# default) the first event enabled registers a probe on sched_switch to
-# record task names, which patches __schedule() while the other vCPU runs
-# it: the patch Debian's 6.12 under multi-threaded TCG now and then sees
-# half done ("Oops: int3", Documentation/testing.rst).  The trace then
-# names tasks <...>; no test reads those names.
-tracing_no_cmd_record() {
-	[[ -w $1/options/record-cmd ]] && echo 0 > "$1/options/record-cmd"
+# tracing_prepare: tracefs mounted at $TRACING (a guest boots without it),
+# the trace buffer emptied and the record-cmd option off, before a test
+# enables sroce's trace events; non-zero if they are not there.  With
+# record-cmd on (the default) the first event enabled registers a probe on
+# sched_switch to record task names, which patches __schedule() while the
+# other vCPU runs it: the patch Debian's 6.12 under multi-threaded TCG now
+# and then sees half done ("Oops: int3", Documentation/testing.rst).  The
+# trace then names tasks <...>; no test reads those names.
+TRACING=/sys/kernel/tracing
+tracing_prepare() {
+	[[ -d $TRACING/events ]] || mount -t tracefs nodev $TRACING 2>/dev/null
+	[[ -d $TRACING/events/sroce ]] || return 1
+	echo > $TRACING/trace
+	[[ -w $TRACING/options/record-cmd ]] && echo 0 > $TRACING/options/record-cmd
 	return 0
 }
 

@@ -17,7 +17,6 @@
 [[ $SROCE_DRIVER == sroce ]] || skip_all "sroce-specific (counters, driver details, tracepoints)"
 require_sroce_provider
 
-TRACING=/sys/kernel/tracing
 bg_pids=()
 
 cleanup() {
@@ -60,14 +59,8 @@ fi
 ok "topology (a)"
 
 # ---- tracing ------------------------------------------------------------------
-if [[ ! -d $TRACING/events ]]; then
-	mount -t tracefs nodev $TRACING 2>/dev/null
-fi
 have_trace=0
-if [[ -e $TRACING/events/sroce/enable ]]; then
-	echo 0 > $TRACING/tracing_on
-	echo > $TRACING/trace
-	tracing_no_cmd_record $TRACING
+if tracing_prepare; then
 	echo 1 > $TRACING/events/sroce/enable
 	echo 1 > $TRACING/tracing_on
 	have_trace=1
