@@ -10,6 +10,8 @@
 #   smallest IB MTUs: many more packets per message (a 1 MiB READ at MTU
 #   256 is 4096 responses), same data checks, with the tests' short
 #   retry_cnt 2 x 16.8 ms ACK timeout.
+#   (a) again, the R_Key errors with the responder's NAK dropped on the
+#   wire: the requester runs out of retries (rc_verbs -N).
 # Each rc_verbs run is one KTAP line here; its own KTAP (one line per test,
 # with expected/got status names on failure) is passed through as
 # diagnostics.
@@ -39,6 +41,30 @@ rc_suite() {
 	sub_verdict "rc_verbs $label" $rc "$out" "$t0"
 }
 
+# naks_lost_suite: the R_Key errors again with every remote access NAK
+# $DEV_B sends dropped on its veth (rc_verbs -N): the requester runs out of
+# retries.  A u32 filter drops the RoCEv2 packets (UDP 4791) whose BTH
+# opcode is RC Acknowledge (0x11) and whose AETH syndrome is NAK remote
+# access error (0x62): sroce's IPv4 header has no options, so the BTH
+# starts at byte 28 and the syndrome is byte 40.  Exactly one NAK per test
+# is dropped: a responder QP in the error state answers no resend.
+naks_lost_suite() {
+	local err dropped
+	if ! err=$(in_ns $NS_B tc qdisc add dev $VETH_B clsact 2>&1 &&
+		   in_ns $NS_B tc filter add dev $VETH_B egress protocol ip u32 \
+			match ip protocol 17 0xff match u16 4791 0xffff at 22 \
+			match u8 0x11 0xff at 28 match u8 0x62 0xff at 40 action drop 2>&1); then
+		skip "rc_verbs $DEV_A -> $DEV_B, remote access NAKs dropped" "no u32 filter with a drop action: $err"
+		in_ns $NS_B tc qdisc del dev $VETH_B clsact 2> /dev/null
+		return
+	fi
+	rc_suite "$DEV_A -> $DEV_B, remote access NAKs dropped" $NS_A -d $DEV_A -g "$ga" -D $DEV_B -G "$gb" \
+		-t write_bad_rkey_nak_lost,read_bad_rkey_nak_lost -N
+	dropped=$(in_ns $NS_B tc -s filter show dev $VETH_B egress | grep -o 'dropped [0-9]*' | head -1)
+	check_eq "remote access NAKs the filter dropped (one per test)" 2 "${dropped#dropped }"
+	in_ns $NS_B tc qdisc del dev $VETH_B clsact
+}
+
 # (c) loopback: two QPs of one device
 if topo_loopback 2>/tmp/topo.err; then
 	ok "topology (c) loopback"
@@ -61,6 +87,7 @@ if topo_pair 2>/tmp/topo.err; then
 	if [[ -n $ga && -n $gb ]]; then
 		rc_suite "$DEV_A -> $DEV_B (GIDs $ga, $gb)" $NS_A -d $DEV_A -g "$ga" -D $DEV_B -G "$gb"
 		rc_suite "$DEV_A -> $DEV_B path MTU 512" $NS_A -d $DEV_A -g "$ga" -D $DEV_B -G "$gb" -m 512 -t $DATA_TESTS
+		naks_lost_suite
 	else
 		not_ok "RoCE v2 GIDs of $IP4_A/$IP4_B"; diag "$(gid_table $DEV_A; gid_table $DEV_B)"
 	fi

@@ -3,7 +3,7 @@
  * rc_verbs: every RC operation and every RC error completion, checked byte
  * for byte and status for status, between two RC QPs.
  *
- *   rc_verbs -d DEV -g GIDX [-D DEV2 -G GIDX2] [-m MTU] [-t TEST,...]
+ *   rc_verbs -d DEV -g GIDX [-D DEV2 -G GIDX2] [-m MTU] [-t TEST,...] [-N]
  *
  * Side A (the requester in every test) is a QP on DEV with the GID at GIDX;
  * side B (the responder) is a QP on DEV2/GIDX2, or by default a second QP on
@@ -43,6 +43,7 @@
 #include "verbs_test.h"
 
 static enum ibv_mtu opt_mtu;	/* 0: the smaller active MTU of the ports */
+static bool opt_naks_dropped;	/* -N: the path drops remote access NAKs */
 
 /* How to connect the two QPs; conn_defaults() gives the normal case. */
 struct conn {
@@ -1928,6 +1929,44 @@ TEST_F(rc, retry_exceeded_peer_destroyed)
 	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
 }
 
+/*
+ * An R_Key error whose NAK the path drops (-N: rc.sh has a packet filter
+ * drop every remote access NAK).  The responder's QP went to ERR as it
+ * sent the NAK (a remote access error is fatal to the responder's QP, as
+ * write_bad_rkey checks), so it answers none of the requester's resends,
+ * and the requester runs out of retries: RETRY_EXC_ERR after retry_cnt
+ * timeouts, not a wait without end and not an answer from a QP in the
+ * error state.  Why a ULP on a lossy path can see either status for the
+ * same fault (rds.sh).
+ */
+static void bad_rkey_nak_lost(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self,
+			      enum ibv_wr_opcode op)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	struct ibv_sge sg = sge(a, 0, 2000);
+
+	if (!opt_naks_dropped)
+		SKIP(return, "needs -N, a path that drops remote access NAKs (rc.sh sets one)");
+	c.retry_cnt = 2;
+	c.timeout = 10;	/* 4.2 ms */
+	connect_pair(_metadata, self, &c);
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ASSERT_EQ(0, post_wr(a, 4, op, &sg, 1, (uintptr_t)(b->buf + DST_OFF),
+			     b->mr->rkey ^ 0x5500, 0, IBV_SEND_SIGNALED));
+	expect_remote_fatal(_metadata, a, b, 4, IBV_WC_RETRY_EXC_ERR);
+}
+
+TEST_F(rc, write_bad_rkey_nak_lost)
+{
+	bad_rkey_nak_lost(_metadata, self, IBV_WR_RDMA_WRITE);
+}
+
+TEST_F(rc, read_bad_rkey_nak_lost)
+{
+	bad_rkey_nak_lost(_metadata, self, IBV_WR_RDMA_READ);
+}
+
 /* A QP pointed at a QPN nobody has: RETRY_EXC_ERR for a READ as well. */
 TEST_F(rc, retry_exceeded_no_such_qpn)
 {
@@ -2299,11 +2338,13 @@ static int keep_tests(const char *list)
 
 static void usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s -d DEV -g GIDX [-D DEV2 -G GIDX2] [-m MTU] [-t TESTS]\n"
+	fprintf(stderr, "usage: %s -d DEV -g GIDX [-D DEV2 -G GIDX2] [-m MTU] [-t TESTS] [-N]\n"
 		"  A QP on DEV (GID index GIDX) is the requester; the responder is a\n"
 		"  second QP on DEV, or on DEV2 (GID index GIDX2) if given.\n"
 		"  -m: path MTU 256, 512, 1024, 2048 or 4096 (default: the ports')\n"
-		"  -t NAME[,NAME...]: run only these tests\n",
+		"  -t NAME[,NAME...]: run only these tests\n"
+		"  -N: the path drops remote access NAKs: run the *_nak_lost tests\n"
+		"      (which skip without it; the other R_Key tests then fail)\n",
 		prog);
 }
 
@@ -2311,13 +2352,16 @@ int main(int argc, char **argv)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:g:D:G:m:t:h")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:D:G:m:t:Nh")) != -1) {
 		switch (opt) {
 		case 't':
 			if (!keep_tests(optarg)) {
 				fprintf(stderr, "%s: -t %s: no such test\n", argv[0], optarg);
 				return 2;
 			}
+			break;
+		case 'N':
+			opt_naks_dropped = true;
 			break;
 		case 'm':
 			switch (atoi(optarg)) {
