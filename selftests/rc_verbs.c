@@ -1283,29 +1283,38 @@ static void expect_remote_fatal(struct __test_metadata *_metadata, struct side *
 	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
 }
 
+/*
+ * A WRITE or READ (OP) of LEN bytes naming an R_Key B never gave out, on
+ * QPs connected as C: the requester's completion has STATUS, and the
+ * responder's QP goes to ERR (expect_remote_fatal).
+ */
+static void bad_rkey(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self,
+		     const struct conn *c, enum ibv_wr_opcode op, uint32_t len,
+		     enum ibv_wc_status status)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge sg = sge(a, 0, len);
+
+	connect_pair(_metadata, self, c);
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ASSERT_EQ(0, post_wr(a, 4, op, &sg, 1, (uintptr_t)(b->buf + DST_OFF),
+			     b->mr->rkey ^ 0x5500, 0, IBV_SEND_SIGNALED));
+	expect_remote_fatal(_metadata, a, b, 4, status);
+}
+
 /* IBA 9.7.5.1.2 (R_Key checks) and o9-x: a bad R_Key is a Remote Access Error. */
 TEST_F(rc, write_bad_rkey)
 {
-	struct side *a = self->a, *b = self->b;
-	struct ibv_sge sg = sge(a, 0, 2000);
+	struct conn c = conn_defaults();
 
-	connect_default(_metadata, self);
-	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
-	ASSERT_EQ(0, post_wr(a, 4, IBV_WR_RDMA_WRITE, &sg, 1, (uintptr_t)(b->buf + DST_OFF),
-			     b->mr->rkey ^ 0x5500, 0, IBV_SEND_SIGNALED));
-	expect_remote_fatal(_metadata, a, b, 4, IBV_WC_REM_ACCESS_ERR);
+	bad_rkey(_metadata, self, &c, IBV_WR_RDMA_WRITE, 2000, IBV_WC_REM_ACCESS_ERR);
 }
 
 TEST_F(rc, read_bad_rkey)
 {
-	struct side *a = self->a, *b = self->b;
-	struct ibv_sge sg = sge(a, 0, 100);
+	struct conn c = conn_defaults();
 
-	connect_default(_metadata, self);
-	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
-	ASSERT_EQ(0, post_wr(a, 4, IBV_WR_RDMA_READ, &sg, 1, (uintptr_t)(b->buf + DST_OFF),
-			     b->mr->rkey ^ 0x5500, 0, IBV_SEND_SIGNALED));
-	expect_remote_fatal(_metadata, a, b, 4, IBV_WC_REM_ACCESS_ERR);
+	bad_rkey(_metadata, self, &c, IBV_WR_RDMA_READ, 100, IBV_WC_REM_ACCESS_ERR);
 }
 
 /* A WRITE that starts inside the MR and ends 1000 bytes past its end. */
@@ -1942,19 +1951,13 @@ TEST_F(rc, retry_exceeded_peer_destroyed)
 static void bad_rkey_nak_lost(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self,
 			      enum ibv_wr_opcode op)
 {
-	struct side *a = self->a, *b = self->b;
 	struct conn c = conn_defaults();
-	struct ibv_sge sg = sge(a, 0, 2000);
 
 	if (!opt_naks_dropped)
 		SKIP(return, "needs -N, a path that drops remote access NAKs (rc.sh sets one)");
 	c.retry_cnt = 2;
 	c.timeout = 10;	/* 4.2 ms */
-	connect_pair(_metadata, self, &c);
-	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
-	ASSERT_EQ(0, post_wr(a, 4, op, &sg, 1, (uintptr_t)(b->buf + DST_OFF),
-			     b->mr->rkey ^ 0x5500, 0, IBV_SEND_SIGNALED));
-	expect_remote_fatal(_metadata, a, b, 4, IBV_WC_RETRY_EXC_ERR);
+	bad_rkey(_metadata, self, &c, op, 2000, IBV_WC_RETRY_EXC_ERR);
 }
 
 TEST_F(rc, write_bad_rkey_nak_lost)
