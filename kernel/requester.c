@@ -93,21 +93,23 @@ void sroce_requester_module_exit(void)
 /*
  * The number of WQEs published and not yet fetched.  The producer index is
  * the other side's word: anything more than one ring ahead of the tail is
- * a lie, and the QP is treated as having nothing new rather than reading
- * slots the producer still owns.
+ * a lie, and so is an index behind the head (a provider cannot take back a
+ * WQE the requester fetched).  Either way the QP is treated as having
+ * nothing new, rather than reading slots the producer still owns or
+ * fetching again into the shadows of WQEs still in flight.
  */
 static u32 sroce_sq_published(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
-	u32 producer;
+	u32 published;
 
 	/* A QP created with no send queue has no ring at all. */
 	if (!sroce_ring_present(&qp->sq))
 		return 0;
-	producer = sroce_ring_producer(&qp->sq);
-	if (producer - req->tail > req->sq_mask + 1)
+	published = sroce_ring_producer(&qp->sq) - req->tail;
+	if (published > req->sq_mask + 1 || published < req->head - req->tail)
 		return 0;
-	return producer - req->head;
+	return published - (req->head - req->tail);
 }
 
 static const struct sroce_send_wqe *sroce_sq_slot(struct sroce_qp *qp,

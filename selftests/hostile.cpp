@@ -745,6 +745,53 @@ void sq_index_case(const std::string &name, const std::function<uint32_t(uint32_
 	pair_destroy(p, name);
 }
 
+/*
+ * A producer index moved back behind a WQE the kernel already fetched
+ * (between the consumer index and the requester's head): a provider cannot
+ * take a WQE back, so the kernel must fetch nothing, rather than fetch
+ * again into the shadow copies of WQEs in flight.  The peer's QP is in
+ * ERR, so the SEND in flight stays unacknowledged until the requester runs
+ * out of retries: it completes exactly once, with IBV_WC_RETRY_EXC_ERR, and
+ * no slot behind it (each an unknown opcode) is ever fetched.
+ */
+void sq_index_behind_head_case()
+{
+	const std::string name = "SQ: producer index moved back behind a fetched WQE";
+	Pair p;
+
+	if (!pair_make(p, name))
+		return;
+	auto &r = sq_ring(p.a);
+	uint32_t prod = r.header()->producer;
+	ibv_qp_attr attr = {};
+
+	attr.qp_state = IBV_QPS_ERR;
+	int err = ibv_modify_qp(p.b, &attr, IBV_QP_STATE);
+	for (uint32_t i = 0; i < r.size(); i++) {
+		sroce_send_wqe w = default_send(666);
+
+		w.opcode = 0x7f; /* if the kernel fetched one, it would fail */
+		std::memcpy(r.slot(i), &w, sizeof(w));
+	}
+	sroce_send_wqe w = default_send(4343);
+	sroce_sge sge = ssge(sendbuf, 64, mr->lkey);
+
+	sq_publish(p.a, w, &sge, sizeof(sge));
+	int db = raw_post_send(p.a->handle);
+	store_release(&r.header()->producer, prod);
+	int db_back = raw_post_send(p.a->handle);
+	store_release(&r.header()->producer, prod + 1);
+	result(!err && !db && !db_back, name + ": peer QP in ERR, both doorbells accepted",
+	       "modify " + err_str(err) + ", doorbell " + err_str(db) + ", doorbell after " +
+	       err_str(db_back));
+	expect_wc(name + ": the SEND in flight completes once, retries exhausted", p.cqa, 4343,
+		  IBV_WC_RETRY_EXC_ERR, 30000);
+	expect_no_wc(name + ": nothing else completes", p.cqa, 200);
+	expect_state(name, p.a, IBV_QPS_ERR);
+	check_memory(name);
+	pair_destroy(p, name);
+}
+
 /* Every slot garbage and published at once: one error, the rest flushed. */
 void sq_full_of_garbage()
 {
@@ -1583,6 +1630,7 @@ int main(int argc, char **argv)
 	sq_index_case("SQ: producer index a ring + 1 ahead", [](uint32_t n) { return n + 1; });
 	sq_index_case("SQ: producer index 2^31 ahead", [](uint32_t) { return 0x80000000u; });
 	sq_index_case("SQ: producer index 1 behind the consumer", [](uint32_t) { return ~0u; });
+	sq_index_behind_head_case();
 	sq_full_of_garbage();
 	concurrent_rewrite_case();
 	recv_cases();
