@@ -1226,7 +1226,8 @@ static bool sroce_req_own_cpu(struct sroce_qp *qp)
 
 static void sroce_req_handle_timeout(struct sroce_qp *qp);
 static void sroce_req_handle_rnr_done(struct sroce_qp *qp);
-static void sroce_req_flush_locked(struct sroce_qp *qp);
+static void sroce_req_flush_locked(struct sroce_qp *qp,
+				   const struct sroce_swqe *failed);
 
 /* A locally failed WQE fails for real once everything older retired. */
 static void sroce_req_check_local_error(struct sroce_qp *qp)
@@ -1274,7 +1275,7 @@ static void sroce_req_pass(struct sroce_qp *qp)
 	sroce_req_check_local_error(qp);
 	if (req->error) {
 		/* WQEs posted in the error state are flushed too. */
-		sroce_req_flush_locked(qp);
+		sroce_req_flush_locked(qp, NULL);
 		return;
 	}
 	if (!req->started || req->rnr_wait)
@@ -1735,10 +1736,14 @@ static void sroce_req_rnr_expired(struct timer_list *t)
 /* ---- errors and flushing ------------------------------------------------ */
 
 /*
- * Retire every started WQE (with the status it failed with, if any, else
- * IB_WC_WR_FLUSH_ERR), then every WQE published but never started.
+ * Retire every started WQE, then every WQE published but never started:
+ * @failed (if any) with the status it failed with, every other one with
+ * IB_WC_WR_FLUSH_ERR.  A younger WQE that had failed validation when it
+ * was fetched (sroce_req_local_error()) is flushed like the rest when an
+ * older one fails first: the QP is in error before its turn came.
  */
-static void sroce_req_flush_locked(struct sroce_qp *qp)
+static void sroce_req_flush_locked(struct sroce_qp *qp,
+				   const struct sroce_swqe *failed)
 {
 	struct sroce_requester *req = &qp->req;
 	u32 unstarted;
@@ -1751,8 +1756,8 @@ static void sroce_req_flush_locked(struct sroce_qp *qp)
 	while (req->tail != req->head) {
 		struct sroce_swqe *swqe = sroce_req_swqe(qp, req->tail);
 
-		sroce_comp_retire(qp, swqe->status != IB_WC_SUCCESS ?
-				  swqe->status : IB_WC_WR_FLUSH_ERR);
+		sroce_comp_retire(qp, swqe == failed ? swqe->status :
+				  IB_WC_WR_FLUSH_ERR);
 	}
 
 	/*
@@ -1782,11 +1787,12 @@ static void sroce_req_flush_locked(struct sroce_qp *qp)
 void sroce_req_fail(struct sroce_qp *qp, u32 index, enum ib_wc_status status)
 {
 	struct sroce_requester *req = &qp->req;
+	struct sroce_swqe *swqe = sroce_req_swqe(qp, index);
 
-	sroce_req_swqe(qp, index)->status = status;
+	swqe->status = status;
 	req->error = true;
 	req->want_qp_error = true;
-	sroce_req_flush_locked(qp);
+	sroce_req_flush_locked(qp, swqe);
 }
 
 /*
@@ -1800,7 +1806,7 @@ void sroce_requester_flush(struct sroce_qp *qp)
 	spin_lock_bh(&req->lock);
 	if (!req->dying) {
 		req->error = true;
-		sroce_req_flush_locked(qp);
+		sroce_req_flush_locked(qp, NULL);
 	}
 	spin_unlock_bh(&req->lock);
 	/* A completion handler may have posted (and kicked) meanwhile. */

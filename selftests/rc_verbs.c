@@ -1845,6 +1845,47 @@ TEST_F(rc, send_bad_lkey_between_good_sends)
 }
 
 /*
+ * Two WQEs in one post: a WRITE naming an R_Key B never gave out, then a
+ * SEND with a bad lkey.  The SEND fails its check when its packet is built,
+ * before the WRITE's NAK is back, but waits for the WRITE to complete;
+ * the WRITE's remote access error puts the QP in error first, so the SEND
+ * completes with IBV_WC_WR_FLUSH_ERR (every WQE after the one in error is
+ * flushed), not with its own IBV_WC_LOC_PROT_ERR.
+ */
+TEST_F(rc, bad_rkey_then_bad_lkey_in_one_post)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_sge wsg = sge(a, 0, 64), ssg = sge(a, 4096, 100);
+	struct ibv_send_wr wr[2], *bad = NULL;
+	struct ibv_wc wc;
+
+	connect_default(_metadata, self);
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ssg.lkey ^= 0x7700;
+	memset(wr, 0, sizeof(wr));
+	wr[0].wr_id = 1;
+	wr[0].opcode = IBV_WR_RDMA_WRITE;
+	wr[0].sg_list = &wsg;
+	wr[0].num_sge = 1;
+	wr[0].send_flags = IBV_SEND_SIGNALED;
+	wr[0].wr.rdma.remote_addr = (uintptr_t)(b->buf + DST_OFF);
+	wr[0].wr.rdma.rkey = b->mr->rkey ^ 0x5500;
+	wr[0].next = &wr[1];
+	wr[1].wr_id = 2;
+	wr[1].opcode = IBV_WR_SEND;
+	wr[1].sg_list = &ssg;
+	wr[1].num_sge = 1;
+	wr[1].send_flags = IBV_SEND_SIGNALED;
+	ASSERT_EQ(0, ibv_post_send(a->qp, wr, &bad));
+	EXPECT_WC(a->cq, wc, 1, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_WC(a->cq, wc, 2, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_NO_WC(a->cq);
+	EXPECT_WC(b->cq, wc, 77, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
+	EXPECT_QP_STATE_SOON(b, IBV_QPS_ERR);
+}
+
+/*
  * A one-packet WRITE whose second SGE has a bad lkey: the build checks
  * every SGE before the packet leaves, so nothing of it reaches B.
  */
