@@ -355,8 +355,10 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 		spin_unlock_irqrestore(&qp->rq_post_lock, flags);
 	}
 
-	/* The provider owns a user QP's producers: skip what it posted. */
-	sroce_ring_set_consumer(&qp->sq, sroce_ring_producer(&qp->sq));
+	/*
+	 * The provider owns a user QP's producers: skip what it posted (the
+	 * requester moves the SQ's consumer, under its lock).
+	 */
 	sroce_requester_reset(qp);
 	sroce_cc_qp_reset(qp);
 	sroce_responder_reset(qp);

@@ -1829,15 +1829,17 @@ static void sroce_req_local_error(struct sroce_qp *qp, u32 index,
 
 /* ---- QP lifetime -------------------------------------------------------- */
 
-/* Everything but the lock, timers, work and shadow, as after creation. */
-static void sroce_req_reset_state(struct sroce_qp *qp)
+/*
+ * Everything but the lock, timers, work and shadow, as after creation; the
+ * next WQE is the one at ring index @start.
+ */
+static void sroce_req_reset_state(struct sroce_qp *qp, u32 start)
 {
 	struct sroce_requester *req = &qp->req;
 
-	req->tail = sroce_ring_present(&qp->sq) ?
-		    sroce_ring_consumer(&qp->sq) : 0;
-	req->head = req->tail;
-	req->cur = req->tail;
+	req->tail = start;
+	req->head = start;
+	req->cur = start;
 	req->psn = 0;
 	req->psn_max = 0;
 	req->noack_pkts = 0;
@@ -1890,7 +1892,9 @@ int sroce_requester_init(struct sroce_qp *qp)
 	req->sq_mask = sq_size - 1;
 
 	sroce_completer_init(qp);
-	sroce_req_reset_state(qp);
+	/* Not mapped into the process yet: its consumer index is ours. */
+	sroce_req_reset_state(qp, sroce_ring_present(&qp->sq) ?
+			      sroce_ring_consumer(&qp->sq) : 0);
 	return 0;
 }
 
@@ -1922,18 +1926,27 @@ int sroce_requester_reserve(struct sroce_qp *qp)
 
 /*
  * On the transition to RESET, instead of cleanup + init: the posted WQEs
- * are forgotten without completions (qp.c has moved the ring's consumer
- * past them), the sequence state starts over for the next RTS.  The lock,
- * the timers and the shadow stay: a completer may still be on its way in
- * from the receive path, and it must find a valid lock and a requester
- * that has not started.  Process context.
+ * are forgotten without completions (the ring's consumer moves past them:
+ * for a user QP to the provider's producer index, for a kernel QP to the 0
+ * qp.c set its producer to), the sequence state starts over for the next
+ * RTS.  Both indices move under req.lock, where a completer retiring a WQE
+ * writes the consumer, and the requester keeps the index it wrote rather
+ * than reading it back from memory the process can write.  The lock, the
+ * timers and the shadow stay: a completer may still be on its way in from
+ * the receive path, and it must find a valid lock and a requester that has
+ * not started.  Process context.
  */
 void sroce_requester_reset(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
+	u32 start = 0;
 
 	spin_lock_bh(&req->lock);
-	sroce_req_reset_state(qp);
+	if (sroce_ring_present(&qp->sq)) {
+		start = sroce_ring_producer(&qp->sq);
+		sroce_ring_set_consumer(&qp->sq, start);
+	}
+	sroce_req_reset_state(qp, start);
 	spin_unlock_bh(&req->lock);
 
 	/* Not started any more: nothing re-arms them from now on. */
