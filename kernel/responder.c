@@ -1167,15 +1167,22 @@ static void sroce_resp_fatal(struct sroce_qp *qp, struct sroce_pkt *pkt,
 			     enum sroce_resp_result res)
 {
 	struct sroce_responder *resp = &qp->resp;
+	bool bad_key = res == SROCE_RESP_E_ACCESS ||
+		       res == SROCE_RESP_E_LOC_PROT ||
+		       res == SROCE_RESP_E_INVAL_KEY;
 
-	if (res == SROCE_RESP_E_ACCESS || res == SROCE_RESP_E_LOC_PROT ||
-	    res == SROCE_RESP_E_INVAL_KEY)
+	if (bad_key)
 		atomic64_inc(&qp->sdev->stats.resp_bad_key);
 	if (sroce_resp_is_rc(qp)) {
 		atomic64_inc(&qp->sdev->stats.resp_fatal_naks);
 		sroce_resp_nak(qp, sroce_resp_errors[res].nak, pkt->psn);
 	} else if (res != SROCE_RESP_E_WQE) {
-		/* UC: drop the message, keep the receive WQE (class D). */
+		/*
+		 * UC: drop the message, keep the receive WQE (class D).  No
+		 * NAK tells anyone: count what resp_bad_key does not.
+		 */
+		if (!bad_key)
+			sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
 		sroce_resp_uc_abandon(resp);
 		resp->uc_drop = true;
 		return;

@@ -1528,6 +1528,12 @@ int main(int argc, char **argv)
 			Bytes uc_snap(uc.buf, uc.buf + BUF_SZ);
 			run_case("UC: WRITE with a bad rkey: dropped, no NAK", k, nullptr, { one("resp_bad_key") });
 			result(!std::memcmp(uc_snap.data(), uc.buf, BUF_SZ), "UC: refused WRITE touched no byte");
+			k = ucpkt(SROCE_OP_UC_RDMA_WRITE_ONLY, upsn++, 32);
+			k.ext = reth(reinterpret_cast<std::uintptr_t>(uc.buf), uc.mr->rkey, 16);
+			run_case("UC: WRITE ONLY of 32 bytes, RETH length 16: dropped and counted, no NAK", k,
+				 nullptr, { one("resp_dropped") });
+			result(!std::memcmp(uc_snap.data(), uc.buf, BUF_SZ),
+			       "UC: WRITE longer than its RETH touched no byte");
 			k = ucpkt(SROCE_OP_UC_SEND_ONLY, upsn++, 64);
 			k.pkey = 0x1234;
 			run_case("UC: P_Key 0x1234", k, nullptr, { rx("rx_bad_pkey") });
