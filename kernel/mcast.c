@@ -225,7 +225,8 @@ bool sroce_mcast_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 		if (refcount_inc_not_zero(&mcg->qp[i]->ref))
 			qps[n++] = mcg->qp[i];
 	spin_unlock_bh(&sdev->mcg_lock);
-	if (!mcg)
+	/* No group, or only members being destroyed: the caller counts it. */
+	if (!n)
 		return false;
 
 	/* Every QP but the last gets a clone; the data is only read. */
@@ -237,7 +238,5 @@ bool sroce_mcast_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 			atomic64_inc(&sdev->stats.rx_dropped);
 		sroce_qp_put(qps[i]);
 	}
-	if (!n)
-		kfree_skb(skb);
 	return true;
 }

@@ -31,7 +31,8 @@ void sroce_mcast_cleanup(struct sroce_dev *sdev);
 /*
  * Receive (softirq): @skb passed the packet checks and is for
  * SROCE_MCAST_QPN.  Delivers it to the attached QPs; consumes @skb.
- * Returns false (and keeps @skb) if no group of this device matches.
+ * Returns false (and keeps @skb) if no group of this device matches, or
+ * no QP of the group is still alive.
  */
 bool sroce_mcast_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 		     void (*deliver)(struct sroce_qp *qp, struct sk_buff *skb));
