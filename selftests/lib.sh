@@ -184,6 +184,10 @@ dmesg_mark() {
 # Lockdep, RCU, debug-objects and KASAN/UBSAN reports come from the debug
 # kernel (scripts/debug-kernel); the rest from any kernel.
 DMESG_PROBLEM_RE='WARNING:|BUG:|Oops|general protection|Call Trace|UBSAN|KASAN|kmemleak|refcount_t|leak|hung_task|blocked for more than|unregister_netdevice: waiting|list_(add|del) corruption|double free|use-after-free|stack-protector|possible (circular|recursive) locking|inconsistent lock state|suspicious RCU|lock held when returning|ODEBUG|detected stalls?|self-detected stall|Kernel panic'
+# What lockdep prints when it turns itself off without a report of its own:
+# a taint that makes lock state unreliable, or a table overflow.
+DMESG_LOCKDEP_OFF_RE='Disabling lock debugging|turning off the locking correctness validator'
+DMESG_PROBLEM_RE+="|$DMESG_LOCKDEP_OFF_RE"
 # kmemleak's own status lines (its suspects are read from debugfs instead)
 # and the debug kernel's boot banner of a checker.
 DMESG_BENIGN_RE='kmemleak: (Kernel memory leak detector initialized|Automatic memory scanning thread|[0-9]+ new suspected memory leaks)|RCU callback double-/use-after-free debug is enabled'
@@ -293,14 +297,17 @@ kernel_jiffies() {
 }
 
 # lockdep_off_reason: print why lockdep no longer checks anything (it turns
-# itself off after its first report or when a table overflows); exit 0 if it
-# is off on a kernel that has it
+# itself off after its first report, when a table overflows, or when the
+# kernel is tainted in a way that makes lock state unreliable: an oops, a
+# bad page, a forced module load); exit 0 if it is off on a kernel that
+# has it
 lockdep_off_reason() {
 	local l
 	[[ -r /proc/lockdep_stats ]] || return 1
 	while IFS= read -r l; do
 		if [[ $l =~ debug_locks:\ +0$ ]]; then
-			echo "lockdep is off (debug_locks 0): an earlier report or an overflow disabled it"
+			echo "lockdep is off (debug_locks 0): an earlier report, an overflow or a taint disabled it; kernel taint $(< /proc/sys/kernel/tainted)"
+			dmesg | grep -E -B2 "$DMESG_LOCKDEP_OFF_RE|Tainted: |taint" | head -n 20
 			return 0
 		fi
 	done < /proc/lockdep_stats
