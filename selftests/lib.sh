@@ -171,11 +171,24 @@ wait_until() {
 
 # ----------------------------------------------------------- kernel log ----
 
-# dmesg_mark: remember where the kernel log is now
+# dmesg_mark: remember where the kernel log is now: a marker line, and its
+# timestamp, for when the marker has scrolled out of the kernel's ring
+# buffer (a debug kernel's KASAN reports fill it within a test; the lines
+# after the marker must still be checked)
 dmesg_mark() {
+	local l
 	_dmesg_marker="selftest-mark-$RANDOM$RANDOM"
 	echo "$_dmesg_marker" > /dev/kmsg
+	l=$(dmesg | grep -F "$_dmesg_marker" | tail -n 1)
+	[[ $l =~ ^\[\ *([0-9]+\.[0-9]+)\] ]] && _dmesg_since=${BASH_REMATCH[1]} || _dmesg_since=
 }
+
+# awk: set seen at the first line stamped after dmesg_mark's marker line
+_DMESG_SEEN_AWK='
+	!seen && since != "" && match($0, /^\[ *[0-9]+\.[0-9]+\]/) {
+		ts = substr($0, RSTART + 1, RLENGTH - 2) + 0
+		if (ts > since + 0) seen = 1
+	}'
 
 # dmesg_new_problems: print kernel messages since dmesg_mark that indicate a
 # kernel bug, each with the report that follows it (up to 150 lines: a
@@ -200,8 +213,8 @@ DMESG_BENIGN_RE='kmemleak: (Kernel memory leak detector initialized|Automatic me
 #   6.12, any RDMA device).
 DMESG_KNOWN_RE='WARNING: .* at drivers/infiniband/ulp/srpt/ib_srpt[.]c:[0-9]+ srpt_cache_put[+]'
 dmesg_new_problems() {
-	dmesg | awk -v m="$_dmesg_marker" -v re="$DMESG_PROBLEM_RE" -v ok="$DMESG_BENIGN_RE" \
-		-v known="$DMESG_KNOWN_RE" '
+	dmesg | awk -v m="$_dmesg_marker" -v since="${_dmesg_since:-}" -v re="$DMESG_PROBLEM_RE" \
+		-v ok="$DMESG_BENIGN_RE" -v known="$DMESG_KNOWN_RE" "$_DMESG_SEEN_AWK"'
 	$0 ~ ok { next }
 	seen && $0 ~ known { skip = 150 }
 	skip > 0 { skip--; if ($0 ~ /---\[ end trace/) skip = 0; next }
@@ -217,7 +230,8 @@ dmesg_new_problems() {
 # dmesg_known_warnings: print the WARNING lines since dmesg_mark that
 # DMESG_KNOWN_RE matches
 dmesg_known_warnings() {
-	dmesg | awk -v m="$_dmesg_marker" -v known="$DMESG_KNOWN_RE" '
+	dmesg | awk -v m="$_dmesg_marker" -v since="${_dmesg_since:-}" -v known="$DMESG_KNOWN_RE" \
+		"$_DMESG_SEEN_AWK"'
 	seen && $0 ~ known { print }
 	index($0, m) { seen = 1 }'
 }
