@@ -712,6 +712,17 @@ void inline_past_slot_case()
 	pair_destroy(p, name);
 }
 
+/* Every SQ slot an unknown opcode (wr_id 666): a WQE fetched from it fails. */
+void fill_sq_unknown_opcodes(sroce::RingView &r)
+{
+	for (uint32_t i = 0; i < r.size(); i++) {
+		sroce_send_wqe w = default_send(666);
+
+		w.opcode = 0x7f;
+		std::memcpy(r.slot(i), &w, sizeof(w));
+	}
+}
+
 /*
  * A producer index the kernel cannot believe: it must not fetch anything
  * (no completion, QP stays in RTS), and once the index is sane again the
@@ -727,12 +738,7 @@ void sq_index_case(const std::string &name, const std::function<uint32_t(uint32_
 	uint32_t prod = r.header()->producer;
 	uint32_t bogus = prod + offset(r.size());
 
-	for (uint32_t i = 0; i < r.size(); i++) {
-		sroce_send_wqe w = default_send(666);
-
-		w.opcode = 0x7f; /* if the kernel fetched one, it would fail */
-		std::memcpy(r.slot(i), &w, sizeof(w));
-	}
+	fill_sq_unknown_opcodes(r);
 	store_release(&r.header()->producer, bogus);
 	int db = raw_post_send(p.a->handle);
 	result(!db, fmt("%s (%#x, consumer %#x): doorbell accepted", name.c_str(), bogus, prod),
@@ -767,12 +773,7 @@ void sq_index_behind_head_case()
 
 	attr.qp_state = IBV_QPS_ERR;
 	int err = ibv_modify_qp(p.b, &attr, IBV_QP_STATE);
-	for (uint32_t i = 0; i < r.size(); i++) {
-		sroce_send_wqe w = default_send(666);
-
-		w.opcode = 0x7f; /* if the kernel fetched one, it would fail */
-		std::memcpy(r.slot(i), &w, sizeof(w));
-	}
+	fill_sq_unknown_opcodes(r);
 	sroce_send_wqe w = default_send(4343);
 	sroce_sge sge = ssge(sendbuf, 64, mr->lkey);
 
