@@ -18,10 +18,11 @@ bool send_opcode_allowed(ibv_qp_type type, ibv_wr_opcode opcode)
 		       type == IBV_QPT_UD;
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
-	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_LOCAL_INV:
 	case IBV_WR_BIND_MW:
 		return type == IBV_QPT_RC || type == IBV_QPT_UC;
+	case IBV_WR_SEND_WITH_INV:
+		// IBA has no UC opcode that carries an IETH (table 38).
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
@@ -37,9 +38,9 @@ uint64_t supported_send_ops(ibv_qp_type type)
 	uint64_t ud = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
 	uint64_t uc = ud | IBV_QP_EX_WITH_RDMA_WRITE |
 		      IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM |
-		      IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_LOCAL_INV |
-		      IBV_QP_EX_WITH_BIND_MW;
-	uint64_t rc = uc | IBV_QP_EX_WITH_RDMA_READ |
+		      IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_BIND_MW;
+	uint64_t rc = uc | IBV_QP_EX_WITH_SEND_WITH_INV |
+		      IBV_QP_EX_WITH_RDMA_READ |
 		      IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
 		      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
 

@@ -264,10 +264,13 @@ TEST(Wqe, InvalidateCarriesRkey)
 	EXPECT_EQ(at<uint32_t>(s.b, 16), 0xfeedu);
 	wr.opcode = IBV_WR_SEND_WITH_INV;
 	wr.num_sge = 0;
-	ASSERT_EQ(sroce::encode_send_wqe(wr, uc_lim, 64, s.b), 0);
+	ASSERT_EQ(sroce::encode_send_wqe(wr, rc_lim, 64, s.b), 0);
 	EXPECT_EQ(at<uint32_t>(s.b, 16), 0xfeedu);
+	// UC and UD have no SEND with Invalidate on the wire.
 	Slot s2;
+	EXPECT_EQ(sroce::encode_send_wqe(wr, uc_lim, 64, s2.b), EINVAL);
 	EXPECT_EQ(sroce::encode_send_wqe(wr, ud_lim, 64, s2.b), EINVAL);
+	EXPECT_TRUE(s2.untouched());
 }
 
 TEST(Wqe, RecvWqe)
@@ -306,6 +309,12 @@ TEST(Wqe, SlotCapacity)
 		  uint64_t(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM));
 	EXPECT_TRUE(sroce::supported_send_ops(IBV_QPT_RC) & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD);
 	EXPECT_FALSE(sroce::supported_send_ops(IBV_QPT_UC) & IBV_QP_EX_WITH_RDMA_READ);
+	// UC has no opcode with an IETH: SEND with invalidate is RC's.
+	EXPECT_FALSE(sroce::supported_send_ops(IBV_QPT_UC) & IBV_QP_EX_WITH_SEND_WITH_INV);
+	EXPECT_TRUE(sroce::supported_send_ops(IBV_QPT_RC) & IBV_QP_EX_WITH_SEND_WITH_INV);
+	EXPECT_FALSE(sroce::send_opcode_allowed(IBV_QPT_UC, IBV_WR_SEND_WITH_INV));
+	EXPECT_TRUE(sroce::send_opcode_allowed(IBV_QPT_RC, IBV_WR_SEND_WITH_INV));
+	EXPECT_TRUE(sroce::send_opcode_allowed(IBV_QPT_XRC_SEND, IBV_WR_SEND_WITH_INV));
 	EXPECT_EQ(sroce::supported_send_ops(IBV_QPT_XRC_SEND),
 		  sroce::supported_send_ops(IBV_QPT_RC));
 	EXPECT_EQ(sroce::supported_send_ops(IBV_QPT_XRC_RECV), 0u);
