@@ -195,7 +195,8 @@ struct ib_mr *sroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
  * working, and applications such as rdma-core's own tests rely on it).
  *
  * A PD or access change is made in place (the core switches ibmr.pd; the
- * datapath reads mr->access once per check).  A translation change builds a
+ * datapath reads mr->access once per check), unless it makes writable an
+ * MR whose pages were pinned for reading only.  A translation change builds a
  * new MR and swaps it into the key's xarray slot: from then on lookups find
  * the new pages, while a packet still copying into the old MR keeps the old
  * pages until the core deregisters it.  No field of a published MR's memory
@@ -227,12 +228,24 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (err)
 		return ERR_PTR(err);
 
-	if (!(flags & IB_MR_REREG_TRANS)) {
+	if (!(flags & IB_MR_REREG_TRANS) &&
+	    (mr->umem->writable || !ib_access_writable(access))) {
 		err = sroce_mr_check_access(sdev, access);
 		if (err)
 			return ERR_PTR(err);
 		WRITE_ONCE(mr->access, access & SROCE_MR_ACCESS);
 		return NULL;
+	}
+	/*
+	 * Pages pinned for reading only (since 6.2 ib_umem_get() pins them
+	 * without FOLL_WRITE: a read-only file mapping's page-cache pages)
+	 * must be pinned again for writing before the MR may be written:
+	 * a read-only mapping then fails the pin.
+	 */
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = mr->umem->address;
+		length = mr->umem->length;
+		iova = ibmr->iova;
 	}
 
 	new = sroce_user_mr_create(pd, start, length, iova, access);

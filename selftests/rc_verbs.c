@@ -17,6 +17,7 @@
  */
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <infiniband/verbs.h>
 #include <stdbool.h>
@@ -25,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1397,6 +1399,93 @@ TEST_F(rc, atomic_on_mr_without_remote_atomic)
 	expect_remote_fatal(_metadata, a, b, 8, IBV_WC_REM_ACCESS_ERR);
 	EXPECT_EQ(0, b->buf[DST_OFF]);
 	ibv_dereg_mr(mr);
+}
+
+/*
+ * An MR registered without write access over ordinary memory and then
+ * given LOCAL_WRITE and REMOTE_WRITE by re-registration: its keys stay, and
+ * a WRITE with the rkey lands.  (The kernel pins the pages again for
+ * writing; see the next test for why.)
+ */
+TEST_F(rc, rereg_access_to_writable_then_write)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_mr *mr;
+	uint32_t rkey;
+	struct ibv_wc wc;
+
+	connect_default(_metadata, self);
+	memset(b->buf + DST_OFF, 0, 4096);
+	mr = reg_limited(b, IBV_ACCESS_REMOTE_READ);
+	ASSERT_NE(NULL, mr);
+	rkey = mr->rkey;
+	ASSERT_EQ(0, ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+				  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+				  IBV_ACCESS_REMOTE_READ));
+	EXPECT_EQ(rkey, mr->rkey);
+	pattern(a->buf + SRC_OFF, 3000, 29);
+	ASSERT_EQ(0, post_wr(a, 4, IBV_WR_RDMA_WRITE, &(struct ibv_sge){
+				     .addr = (uintptr_t)(a->buf + SRC_OFF),
+				     .length = 3000, .lkey = a->mr->lkey }, 1,
+			     (uintptr_t)(b->buf + DST_OFF), mr->rkey, 0, IBV_SEND_SIGNALED));
+	EXPECT_WC(a->cq, wc, 4, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, 3000);
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+}
+
+/*
+ * Re-registration may not make writable the pages of a read-only mapping.
+ * Since 6.2 ib_umem_get() pins a registration without write access
+ * without FOLL_WRITE, so over a read-only shared mapping of a file the MR
+ * holds the file's page-cache pages: an access change to writable that
+ * kept them would let any peer's WRITE change a file the process may only
+ * read.  The re-registration must fail (the pages cannot be pinned for
+ * writing) and the file stay as it was.
+ */
+TEST_F(rc, rereg_access_cannot_make_read_only_file_writable)
+{
+	struct side *a = self->a, *b = self->b;
+	uint8_t before[4096], after[4096];
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	char path[64];
+	int wfd, rfd, rc;
+	void *ro;
+
+	wfd = syscall(SYS_memfd_create, "sroce-rereg", 0);
+	ASSERT_LE(0, wfd) TH_LOG("memfd_create: %s", strerror(errno));
+	pattern(before, sizeof(before), 91);
+	ASSERT_EQ((ssize_t)sizeof(before), pwrite(wfd, before, sizeof(before), 0));
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", wfd);
+	rfd = open(path, O_RDONLY);
+	ASSERT_LE(0, rfd) TH_LOG("%s: %s", path, strerror(errno));
+	ro = mmap(NULL, sizeof(before), PROT_READ, MAP_SHARED, rfd, 0);
+	ASSERT_NE(MAP_FAILED, ro) TH_LOG("mmap: %s", strerror(errno));
+	mr = ibv_reg_mr(b->pd, ro, sizeof(before), IBV_ACCESS_REMOTE_READ);
+	if (!mr)
+		SKIP(goto out, "ibv_reg_mr of a read-only shared mapping: %s (before 6.2 the kernel pins every registration for writing)",
+		     strerror(errno));
+	connect_default(_metadata, self);
+	rc = ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, NULL, NULL, 0,
+			  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_READ);
+	EXPECT_NE(0, rc) TH_LOG("a read-only file mapping's MR was made writable");
+	if (rc == 0) {
+		pattern(a->buf + SRC_OFF, 64, 17);
+		ASSERT_EQ(0, post_wr(a, 6, IBV_WR_RDMA_WRITE, &(struct ibv_sge){
+					     .addr = (uintptr_t)(a->buf + SRC_OFF),
+					     .length = 64, .lkey = a->mr->lkey }, 1,
+				     (uintptr_t)ro, mr->rkey, 0, IBV_SEND_SIGNALED));
+		EXPECT_WC(a->cq, wc, 6, IBV_WC_SUCCESS);
+	}
+	ASSERT_EQ((ssize_t)sizeof(after), pread(wfd, after, sizeof(after), 0));
+	EXPECT_EQ(-1, first_diff(before, after, sizeof(after)))
+		TH_LOG("an RDMA WRITE changed a file mapped read-only");
+	EXPECT_EQ(0, ibv_dereg_mr(mr));
+out:
+	munmap(ro, sizeof(before));
+	close(rfd);
+	close(wfd);
 }
 
 /* A hw counter of S's device (sroce's names), or -1 where it has none. */
