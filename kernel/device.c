@@ -150,6 +150,7 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	ida_destroy(&sdev->srq_ida);
 	WARN_ON(!xa_empty(&sdev->xrc_srq_xa));
 	xa_destroy(&sdev->xrc_srq_xa);
+	WARN_ON(!list_empty(&sdev->xrc_tgt_list));
 	WARN_ON(!xa_empty(&sdev->ah_xa));
 	xa_destroy(&sdev->ah_xa);
 	sroce_mcast_cleanup(sdev);
@@ -363,6 +364,8 @@ static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 	ida_init(&sdev->srq_ida);
 	xa_init_flags(&sdev->xrc_srq_xa, XA_FLAGS_LOCK_BH);
 	lockdep_set_class(&sdev->xrc_srq_xa.xa_lock, &sroce_xrc_srq_xa_key);
+	spin_lock_init(&sdev->xrc_tgt_lock);
+	INIT_LIST_HEAD(&sdev->xrc_tgt_list);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	lockdep_set_class(&sdev->ah_xa.xa_lock, &sroce_ah_xa_key);
 	spin_lock_init(&sdev->mcg_lock);

@@ -676,29 +676,29 @@ void sroce_qp_xrc_srq_gone(struct sroce_dev *sdev, struct sroce_srq *srq)
 		.status = IB_WC_WR_FLUSH_ERR,
 		.opcode = IB_WC_RECV,
 	};
-	unsigned long index;
 	struct sroce_qp *qp;
 
-	xa_lock_bh(&sdev->qp_xa);
-	xa_for_each(&sdev->qp_xa, index, qp) {
-		if (qp->ibqp.qp_type != IB_QPT_XRC_TGT ||
-		    READ_ONCE(qp->xrc_srq) != srq ||
-		    !refcount_inc_not_zero(&qp->ref))
-			continue;
-		xa_unlock_bh(&sdev->qp_xa);
+	/*
+	 * Not qp_xa: a target QP being destroyed has left it, but its
+	 * responder work item may still run and flush, until its destroy
+	 * takes it off this list.
+	 */
+	spin_lock_bh(&sdev->xrc_tgt_lock);
+	list_for_each_entry(qp, &sdev->xrc_tgt_list, xrc_tgt_node) {
 		spin_lock_bh(&qp->rq_lock);
-		if (qp->xrc_srq == srq && qp->srq_held) {
-			qp->srq_held = false;
+		if (qp->xrc_srq == srq) {
 			qp->xrc_srq = NULL;
-			wc.wr_id = qp->srq_wr_id;
-			wc.qp_num = qp->ibqp.qp_num;
-			sroce_cq_post(to_scq(srq->ibsrq.ext.cq), &wc, false);
+			if (qp->srq_held) {
+				qp->srq_held = false;
+				wc.wr_id = qp->srq_wr_id;
+				wc.qp_num = qp->ibqp.qp_num;
+				sroce_cq_post(to_scq(srq->ibsrq.ext.cq), &wc,
+					      false);
+			}
 		}
 		sroce_rq_unlock(qp);
-		sroce_qp_put(qp);
-		xa_lock_bh(&sdev->qp_xa);
 	}
-	xa_unlock_bh(&sdev->qp_xa);
+	spin_unlock_bh(&sdev->xrc_tgt_lock);
 }
 
 /* GSI is QP1 of the port (one per device); others come from the xarray. */
@@ -828,6 +828,11 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	init->cap = qp->cap;
+	if (init->qp_type == IB_QPT_XRC_TGT) {
+		spin_lock_bh(&sdev->xrc_tgt_lock);
+		list_add(&qp->xrc_tgt_node, &sdev->xrc_tgt_list);
+		spin_unlock_bh(&sdev->xrc_tgt_lock);
+	}
 	xa_store_bh(&sdev->qp_xa, qpn, qp, GFP_KERNEL);
 	return 0;
 
@@ -861,6 +866,12 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	sroce_cc_qp_cleanup(qp);
 	sroce_responder_cleanup(qp);
 	cancel_work_sync(&qp->rq_flush_work);
+	/* Nothing uses qp->xrc_srq any more. */
+	if (ibqp->qp_type == IB_QPT_XRC_TGT) {
+		spin_lock_bh(&sdev->xrc_tgt_lock);
+		list_del(&qp->xrc_tgt_node);
+		spin_unlock_bh(&sdev->xrc_tgt_lock);
+	}
 	dst_cache_destroy(&qp->dst_cache);	/* nothing sends any more */
 	sroce_ring_free(&qp->rq);
 	sroce_ring_free(&qp->sq);

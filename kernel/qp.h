@@ -110,6 +110,7 @@ struct sroce_qp {
 	bool srq_held;			/* took an SRQ WQE, not completed */
 	u64 srq_wr_id;			/* ... its wr_id, for the flush */
 	struct sroce_srq *xrc_srq;	/* XRC target: ... and its SRQ */
+	struct list_head xrc_tgt_node;	/* XRC target: sdev->xrc_tgt_list */
 	unsigned long rq_pending;	/* SROCE_RQ_* bits */
 	struct work_struct rq_flush_work; /* a flush asked with IRQs off */
 

@@ -202,6 +202,13 @@ struct sroce_dev {
 	struct ida srq_ida;		/* SRQ numbers */
 	/* XRC SRQs by number, for XRCETHs: srq_num -> sroce_srq (srq.c). */
 	struct xarray xrc_srq_xa;
+	/*
+	 * XRC target QPs from creation to the end of their destroy, after
+	 * the last user of qp->xrc_srq: what an XRC SRQ's destroy walks
+	 * (qp.c).  qp_xa loses a QP at the start of its destroy.
+	 */
+	spinlock_t xrc_tgt_lock;
+	struct list_head xrc_tgt_list;
 
 	/* Address handle numbers: ah_num -> struct sroce_ah (ah.c). */
 	struct xarray ah_xa;

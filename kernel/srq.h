@@ -16,7 +16,8 @@
  * for the time the packet is processed.  A WQE the target QP took stays
  * its own (qp->xrc_srq) until it completes; destroying the SRQ first
  * waits for those references, then takes every such WQE back from the
- * QPs holding one (completed with IB_WC_WR_FLUSH_ERR on the SRQ's CQ).
+ * QPs holding one (completed with IB_WC_WR_FLUSH_ERR on the SRQ's CQ),
+ * target QPs being destroyed included (sdev->xrc_tgt_list).
  *
  * Locks: srq->lock (BH) for the consumer side, taken inside a QP's
  * rq_lock; post_lock (irqsave) for kernel posting.
