@@ -29,6 +29,7 @@
  * right.
  */
 #include <linux/if_ether.h>
+#include <linux/if_vlan.h>
 #include <linux/inetdevice.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -135,10 +136,27 @@ bool sroce_av_match(const struct sroce_av *av, const struct sk_buff *skb)
 
 /* ---- building --------------------------------------------------------------- */
 
-/* Link header of the netdev (or of whatever it routes through), IP, UDP. */
+/*
+ * Room in front of a packet's IP header for the link header of @ndev
+ * and two VLAN tags.  A transmit batch (sroce_tx_batch_add()) leaves as
+ * one skb, the later packets on its frag_list; where a lower device
+ * cannot send that whole (no NETIF_F_GSO_FRAGLIST: virtio-net, say), the
+ * kernel splits it there and pushes in front of every packet the head's
+ * link header as it then is, with any VLAN tag that device inserts in
+ * software (802.1Q over a netdev without tag offload, 802.1ad on top).
+ * Only the head is given more room if it needs it.
+ */
+#define SROCE_TX_TAGS_LEN	(2 * VLAN_HLEN)
+
+static unsigned int sroce_tx_link_room(const struct net_device *ndev)
+{
+	return LL_RESERVED_SPACE_EXTRA(ndev, SROCE_TX_TAGS_LEN);
+}
+
+/* Link header and tags (above), IP, UDP. */
 static unsigned int sroce_tx_headroom(const struct net_device *ndev)
 {
-	return LL_RESERVED_SPACE(ndev) + sizeof(struct ipv6hdr) +
+	return sroce_tx_link_room(ndev) + sizeof(struct ipv6hdr) +
 	       sizeof(struct udphdr);
 }
 
@@ -618,8 +636,11 @@ static int sroce_tx_batch_slot(struct sroce_dev *sdev,
 	if (!batch)
 		return 0;
 	head = batch->head;
+	/* A route through a device with a longer link header: alone. */
 	may_join = !local && READ_ONCE(tx_batch) &&
-		   sroce_tx_unqueued(skb_dst(skb)->dev);
+		   sroce_tx_unqueued(skb_dst(skb)->dev) &&
+		   skb_headroom(skb) >= sizeof(struct ipv6hdr) +
+			sroce_tx_link_room(skb_dst(skb)->dev);
 	if (head && (!may_join || batch->count >= SROCE_TX_BATCH_MAX ||
 		     skb->len > ntohs(udp_hdr(head)->len) ||
 		     head->len + skb->len + sizeof(struct ipv6hdr) > U16_MAX)) {
