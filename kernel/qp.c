@@ -164,7 +164,9 @@ static void sroce_rq_run_flush(struct sroce_qp *qp)
 		if (!spin_trylock_bh(&qp->rq_lock))
 			return;
 		clear_bit(SROCE_RQ_FLUSH, &qp->rq_pending);
-		sroce_rq_flush_locked(qp);
+		/* Void if a RESET came first (sroce_qp_error()). */
+		if (sroce_qp_state(qp) == IB_QPS_ERR)
+			sroce_rq_flush_locked(qp);
 		spin_unlock_bh(&qp->rq_lock);
 		/* The consumer's handler runs without our lock. */
 		if (test_and_clear_bit(SROCE_RQ_LAST_WQE, &qp->rq_pending))
@@ -292,6 +294,12 @@ void sroce_qp_error(struct sroce_qp *qp)
 	}
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 
+	/*
+	 * The CQEs of the flush may reach a consumer that moves the QP to
+	 * RESET, and on to RTS, before the last step below runs: each step
+	 * therefore flushes under its role's lock only if the QP is still in
+	 * ERR, and the reset sets the state before it takes those locks.
+	 */
 	if (flush) {
 		trace_sroce_qp_state(&qp->ibqp, old, IB_QPS_ERR);
 		sroce_requester_flush(qp);

@@ -1804,7 +1804,8 @@ void sroce_requester_flush(struct sroce_qp *qp)
 	struct sroce_requester *req = &qp->req;
 
 	spin_lock_bh(&req->lock);
-	if (!req->dying) {
+	/* Not after a RESET that overtook the error (sroce_qp_error()). */
+	if (!req->dying && sroce_qp_state(qp) == IB_QPS_ERR) {
 		req->error = true;
 		sroce_req_flush_locked(qp, NULL);
 	}

@@ -1841,11 +1841,14 @@ void sroce_responder_flush(struct sroce_qp *qp)
 	struct sroce_responder *resp = &qp->resp;
 
 	spin_lock_bh(&resp->lock);
-	resp->stopped = true;
-	resp->have_rwqe = false;
-	resp->read = NULL;
-	__skb_queue_purge(&resp->backlog);
-	sroce_resp_held_purge(qp);
+	/* Not after a RESET that overtook the error (sroce_qp_error()). */
+	if (sroce_qp_state(qp) == IB_QPS_ERR) {
+		resp->stopped = true;
+		resp->have_rwqe = false;
+		resp->read = NULL;
+		__skb_queue_purge(&resp->backlog);
+		sroce_resp_held_purge(qp);
+	}
 	spin_unlock_bh(&resp->lock);
 }
 
