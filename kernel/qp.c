@@ -776,6 +776,16 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = sroce_qp_check_cap(init);
 	if (err)
 		return err;
+	/*
+	 * An XRC target QP sends only responses, never a WQE: its send
+	 * queue (and the requester's shadow of it, allocated at RTR) would
+	 * be up to a GiB of kernel memory sized by the caller for nothing.
+	 */
+	if (init->qp_type == IB_QPT_XRC_TGT) {
+		init->cap.max_send_wr = 0;
+		init->cap.max_send_sge = 0;
+		init->cap.max_inline_data = 0;
+	}
 	err = sroce_qp_read_cmd(udata, &cmd);
 	if (err)
 		return err;

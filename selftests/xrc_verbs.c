@@ -470,6 +470,35 @@ TEST_F(xrc, queues_each_half_lacks)
 	EXPECT_NO_WC(self->b->cq);
 }
 
+/*
+ * A target QP sends no WQE: the send queue a caller asks for is not
+ * allocated (it would be kernel memory, up to a GiB at these caps, and
+ * the requester's shadow of it at RTR).  The QP reports none.
+ */
+TEST_F(xrc, target_qp_has_no_send_queue)
+{
+	struct ibv_qp_init_attr_ex ia = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+		.xrcd = self->xrcd,
+		.cap = { .max_send_wr = 1u << 20, .max_send_sge = 16,
+			 .max_inline_data = 512 },
+	};
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+	struct ibv_qp *qp;
+
+	qp = ibv_create_qp_ex(self->b->ctx, &ia);
+	ASSERT_NE(NULL, qp) TH_LOG("ibv_create_qp_ex: %s", strerror(errno));
+	EXPECT_EQ(0, ia.cap.max_send_wr);
+	EXPECT_EQ(0, ia.cap.max_inline_data);
+	ASSERT_EQ(0, ibv_query_qp(qp, &attr, IBV_QP_CAP, &init));
+	EXPECT_EQ(0, attr.cap.max_send_wr);
+	EXPECT_EQ(0, attr.cap.max_send_sge);
+	EXPECT_EQ(0, attr.cap.max_inline_data);
+	EXPECT_EQ(0, ibv_destroy_qp(qp));
+}
+
 /* ibv_open_qp: another handle on the target QP, by number, in its domain. */
 TEST_F(xrc, open_target_qp)
 {
