@@ -81,7 +81,14 @@ static bool sroce_rx_hook_wants(struct sk_buff *skb)
 	    (skb_is_gso(skb) && skb_shinfo(skb)->gso_type !=
 	     (SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST)))
 		return false;
-	if (!pskb_may_pull(skb, sizeof(*iph) + sizeof(*uh)))
+	/*
+	 * A pull may reallocate the head, which must not happen to an skb a
+	 * tap still shares: sroce_rx_hook() unshares only what it takes, so
+	 * a shared one with its headers out of the linear part is the IP
+	 * stack's (ip_rcv() unshares it first).
+	 */
+	if (skb_headlen(skb) < sizeof(*iph) + sizeof(*uh) &&
+	    (skb_shared(skb) || !pskb_may_pull(skb, sizeof(*iph) + sizeof(*uh))))
 		return false;
 	iph = ip_hdr(skb);
 	uh = (const struct udphdr *)(iph + 1);
