@@ -85,7 +85,7 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	    (!ibsrq->ext.cq || !ibsrq->ext.xrc.xrcd))
 		return -EINVAL;
 	if (!attr->max_wr || attr->max_wr > SROCE_MAX_SRQ_WR ||
-	    attr->max_sge > SROCE_MAX_SGE || attr->srq_limit > attr->max_wr)
+	    attr->max_sge > SROCE_MAX_SGE)
 		return -EINVAL;
 	if (!sroce_res_get(&sdev->num_srq, sdev->attr.max_srq))
 		return -ENOMEM;
@@ -124,7 +124,12 @@ int sroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			goto err_num;
 	}
 
-	srq->limit = attr->srq_limit;
+	/*
+	 * libibverbs documents srq_limit as irrelevant here, and programs
+	 * leave it as it happens to be: a limit that fits arms the event, as
+	 * in rdma_rxe, any other is ignored rather than refused.
+	 */
+	srq->limit = attr->srq_limit <= attr->max_wr ? attr->srq_limit : 0;
 	attr->max_wr = sroce_ring_size(&srq->ring);
 	attr->max_sge = srq->max_sge;
 	if (init->srq_type == IB_SRQT_XRC) {

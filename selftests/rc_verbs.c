@@ -2217,6 +2217,24 @@ TEST_F(rc, srq_create_modify_query)
 }
 
 /*
+ * ibv_create_srq's srq_limit is documented as irrelevant, and programs
+ * leave garbage in it: a limit above max_wr is ignored, not refused.
+ */
+TEST_F(rc, srq_create_ignores_a_limit_above_max_wr)
+{
+	struct ibv_srq_init_attr ia = {
+		.attr = { .max_wr = 16, .max_sge = 1, .srq_limit = 100 },
+	};
+	struct ibv_srq_attr at;
+	struct ibv_srq *srq = ibv_create_srq(self->b->pd, &ia);
+
+	ASSERT_NE(NULL, srq) TH_LOG("ibv_create_srq (srq_limit 100): %s", strerror(errno));
+	ASSERT_EQ(0, ibv_query_srq(srq, &at));
+	EXPECT_EQ(0, at.srq_limit);
+	EXPECT_EQ(0, ibv_destroy_srq(srq));
+}
+
+/*
  * SRQ_QPS QPs of B share one SRQ; each A QP sends SRQ_MSGS messages.  The
  * SRQ's WQEs are consumed in arrival order across the QPs, each QP's own
  * messages in order: every receive buffer (named by wr_id) must hold the
