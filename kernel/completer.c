@@ -509,8 +509,11 @@ static bool sroce_comp_accept(struct sroce_qp *qp, struct sk_buff *skb,
 {
 	struct sroce_requester *req = &qp->req;
 
-	if (req->dying || !req->shadow || !req->started || req->error)
+	if (req->dying || !req->shadow || !req->started || req->error) {
+		/* Nothing to complete: not connected, in error or going. */
+		atomic64_inc(&qp->sdev->stats.comp_dropped);
 		return false;
+	}
 	if (sroce_psn_in_range(psn, qp->comp.psn,
 			       (req->psn_max - qp->comp.psn) & SROCE_PSN_MASK))
 		return true;

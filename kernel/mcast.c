@@ -235,7 +235,7 @@ bool sroce_mcast_rcv(struct sroce_dev *sdev, struct sk_buff *skb,
 		if (copy)
 			deliver(qps[i], copy);
 		else
-			atomic64_inc(&sdev->stats.rx_dropped);
+			sroce_rx_drop_no_mem(sdev);
 		sroce_qp_put(qps[i]);
 	}
 	return true;

@@ -109,6 +109,7 @@ static bool sroce_rx_hook_wants(struct sk_buff *skb)
 static void sroce_rx_hook_one(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	if (pskb_trim_rcsum(skb, ntohs(ip_hdr(skb)->tot_len))) {
+		sroce_rx_drop_no_mem(sdev);
 		kfree_skb(skb);
 		return;
 	}
@@ -130,7 +131,8 @@ static void sroce_rx_hook_split(struct sroce_dev *sdev, struct sk_buff *skb)
 
 	segs = __skb_gso_segment(skb, NETIF_F_SG, false);
 	if (IS_ERR_OR_NULL(segs)) {
-		atomic64_inc(&sdev->stats.rx_dropped);
+		/* One count for the aggregate: its packets are not known. */
+		sroce_rx_drop_no_mem(sdev);
 		kfree_skb(skb);
 		return;
 	}
@@ -141,6 +143,8 @@ static void sroce_rx_hook_split(struct sroce_dev *sdev, struct sk_buff *skb)
 		if (sroce_rx_hook_wants(skb)) {
 			sroce_rx_hook_one(sdev, skb);
 		} else {
+			/* Malformed below the UDP payload, too late for IP. */
+			atomic64_inc(&sdev->stats.rx_bad_header);
 			atomic64_inc(&sdev->stats.rx_dropped);
 			kfree_skb(skb);
 		}
@@ -160,8 +164,10 @@ static rx_handler_result_t sroce_rx_hook(struct sk_buff **pskb)
 
 	/* A tap (tcpdump) may share the skb: ours to change from here on. */
 	skb = skb_share_check(skb, GFP_ATOMIC);
-	if (!skb)
+	if (!skb) {
+		sroce_rx_drop_no_mem(sdev);
 		goto out;
+	}
 	/* As ip_rcv() does: the sender's socket has no say here. */
 	skb_orphan(skb);
 	if (skb_is_gso(skb))

@@ -126,6 +126,7 @@ struct sroce_stats {
 	atomic64_t rx_bad_state;
 	atomic64_t rx_bad_addr;
 	atomic64_t rx_bad_pkey;
+	atomic64_t rx_no_mem;		/* a copy or split failed to allocate */
 	atomic64_t rx_cnp;		/* congestion notifications received */
 	atomic64_t rx_ecn_ce;		/* packets marked CE (congestion) */
 	/* transmit.c */
@@ -282,6 +283,13 @@ static inline bool sroce_res_get(atomic_t *count, int max)
 		return true;
 	atomic_dec(count);
 	return false;
+}
+
+/* A received packet dropped for want of memory (one reason of rx_dropped). */
+static inline void sroce_rx_drop_no_mem(struct sroce_dev *sdev)
+{
+	atomic64_inc(&sdev->stats.rx_no_mem);
+	atomic64_inc(&sdev->stats.rx_dropped);
 }
 
 /* device.c */

@@ -32,6 +32,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	SROCE_STAT(rx_bad_state),
 	SROCE_STAT(rx_bad_addr),
 	SROCE_STAT(rx_bad_pkey),
+	SROCE_STAT(rx_no_mem),
 	SROCE_STAT(rx_cnp),
 	SROCE_STAT(rx_ecn_ce),
 	SROCE_STAT(tx_packets),

@@ -128,14 +128,14 @@ using Counters = std::map<std::string, std::int64_t>;
 /* The counters every case accounts for exactly (0 unless it expects one). */
 const char *const watched[] = {
 	"rx_dropped", "rx_bad_header", "rx_bad_opcode", "rx_bad_icrc", "rx_no_qp",
-	"rx_bad_qp_type", "rx_bad_state", "rx_bad_addr", "rx_bad_pkey", "rx_cnp",
+	"rx_bad_qp_type", "rx_bad_state", "rx_bad_addr", "rx_bad_pkey", "rx_no_mem", "rx_cnp",
 	"resp_seq_naks", "resp_fatal_naks", "resp_duplicates", "resp_bad_key",
 	"resp_dropped", "resp_no_recv", "comp_ghosts", "comp_dropped", "cc_rate_cuts",
 };
 /* The reasons rx_dropped is the sum of (a CNP is not a drop: cc.c takes it). */
 const char *const rx_reasons[] = {
 	"rx_bad_header", "rx_bad_opcode", "rx_bad_icrc", "rx_no_qp", "rx_bad_qp_type",
-	"rx_bad_state", "rx_bad_addr", "rx_bad_pkey",
+	"rx_bad_state", "rx_bad_addr", "rx_bad_pkey", "rx_no_mem",
 };
 
 std::string hw_dir;
