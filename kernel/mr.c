@@ -72,11 +72,6 @@ int sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
 	return 0;
 }
 
-static void sroce_mr_free_rcu(struct rcu_head *rcu)
-{
-	kfree(container_of(rcu, struct sroce_mr, rcu));
-}
-
 static void sroce_mr_destroy(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
 	kvfree(mr->pages);
@@ -84,7 +79,8 @@ static void sroce_mr_destroy(struct sroce_dev *sdev, struct sroce_mr *mr)
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	atomic_dec(&sdev->num_mr);
-	call_rcu(&mr->rcu, sroce_mr_free_rcu);
+	/* Not call_rcu(): no callback of ours may outlive the module. */
+	kfree_rcu(mr, rcu);
 }
 
 struct ib_mr *sroce_get_dma_mr(struct ib_pd *ibpd, int access)
