@@ -1110,6 +1110,9 @@ static enum sroce_req_step sroce_req_fetch(struct sroce_qp *qp)
 		return SROCE_REQ_IDLE;
 	if (status == IB_WC_SUCCESS && sroce_swqe_is_local(swqe))
 		return sroce_req_fetch_local(qp, swqe);
+	/* UD follows the netdev's MTU as it is now, not as it was at RTS. */
+	if (sroce_qp_is_ud(qp))
+		req->mtu = sroce_qp_packet_mtu(qp);
 	npkts = sroce_swqe_npkts(swqe, req->mtu);
 	/*
 	 * A one-packet WQE that writes nothing back has its SGEs checked by

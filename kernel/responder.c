@@ -1461,8 +1461,9 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb)
 	u8 grh[SROCE_UD_GRH_LEN];
 	int err;
 
+	/* The netdev's MTU as it is now (sroce_req_fetch() too). */
 	if (be32_to_cpu(deth->qkey) != qp->attr.qkey ||
-	    pkt->paylen > resp->mtu) {
+	    pkt->paylen > sroce_qp_packet_mtu(qp)) {
 		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
 		return;
 	}

@@ -67,6 +67,8 @@ if topo_pair 2>/tmp/topo.err; then
 	ip -n $NS_B link set $VETH_B mtu 9000
 	pp "UD MTU 4096, 4 KiB x 60" ibv_ud_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 60 -s 4096
 	pp "UC MTU 4096, 64 KiB x 60" ibv_uc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -m 4096 -c -n 60 -s 65536
+	UD_MTU_LOWER="ip -n $NS_A link set $VETH_A mtu 1500 && ip -n $NS_B link set $VETH_B mtu 1500" \
+	UD_MTU_RESTORE="ip -n $NS_A link set $VETH_A mtu 9000 && ip -n $NS_B link set $VETH_B mtu 9000" \
 	ud_suite "IPv4 GIDs" $NS_A -d $DEV_A -g "$(gid_index $DEV_A $IP4_A)" \
 		-D $DEV_B -G "$(gid_index $DEV_B $IP4_B)" -u 192.168.77.99
 	ud_suite "IPv6 GIDs" $NS_A -d $DEV_A -g "$(gid_index $DEV_A $IP6_A)" \

@@ -324,6 +324,39 @@ TEST_F(ud, send_longer_than_mtu)
 	EXPECT_NO_WC(b->cq);
 }
 
+/*
+ * The netdev's MTU changes under a UD QP in RTS: its messages follow the
+ * MTU as it is now, not as it was at RTS.  UD_MTU_LOWER and UD_MTU_RESTORE
+ * are shell commands (ud.sh sets them) that set both veth ends to 1500 and
+ * back to what they were (9000: RoCE MTU 1024 and 4096).
+ */
+TEST_F(ud, mtu_lowered_after_rts)
+{
+	const char *lower = getenv("UD_MTU_LOWER"), *restore = getenv("UD_MTU_RESTORE");
+	struct side *a = self->a, *b = self->b;
+	struct ibv_wc wc;
+
+	if (!lower || !restore)
+		SKIP(return, "UD_MTU_LOWER and UD_MTU_RESTORE not set (ud.sh sets them)");
+	SKIP_UNDER_LOSS();
+	ud_pair(_metadata, self);
+	if (mtu_bytes(a) <= 1024)
+		SKIP(return, "active MTU %d: the test lowers it from above 1024", mtu_bytes(a));
+	ASSERT_EQ(0, system(lower)) TH_LOG("%s", lower);
+	/* One of the new MTU goes through. */
+	EXPECT_EQ(0, post_recv(b->qp, b, 1, 0, 16384));
+	EXPECT_EQ(0, post_recv(b->qp, b, 2, 16384, 16384));
+	EXPECT_EQ(0, post_ud(a, self->ah, b->qp->qp_num, QKEY, 3, 0, 1024, false));
+	EXPECT_WC(a->cq, wc, 3, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 1, IBV_WC_SUCCESS);
+	EXPECT_EQ(1024 + GRH_LEN, wc.byte_len);
+	/* One longer than the MTU now is refused before it leaves. */
+	EXPECT_EQ(0, post_ud(a, self->ah, b->qp->qp_num, QKEY, 4, 0, 2048, false));
+	EXPECT_WC(a->cq, wc, 4, IBV_WC_LOC_LEN_ERR);
+	EXPECT_NO_WC(b->cq);
+	EXPECT_EQ(0, system(restore)) TH_LOG("%s", restore);
+}
+
 /* An address handle to an address nobody answers ARP/ND for fails. */
 TEST_F(ud, ah_unresolvable_neighbour)
 {
