@@ -451,6 +451,7 @@ static void sroce_req_position(struct sroce_requester *req,
 }
 
 static unsigned long sroce_req_probe_delay(const struct sroce_requester *req);
+static void sroce_req_solicit_ack(struct sroce_qp *qp);
 
 /*
  * A paced QP (congestion control) sends slowly: the packets it has not
@@ -1106,8 +1107,11 @@ static enum sroce_req_step sroce_req_fetch(struct sroce_qp *qp)
 
 	swqe = sroce_req_swqe(qp, req->head);
 	status = sroce_swqe_copy(qp, req->head, swqe);
-	if (status == IB_WC_SUCCESS && !sroce_req_may_start(req, swqe))
+	if (status == IB_WC_SUCCESS && !sroce_req_may_start(req, swqe)) {
+		if (sroce_swqe_is_local(swqe))
+			sroce_req_solicit_ack(qp);
 		return SROCE_REQ_IDLE;
+	}
 	if (status == IB_WC_SUCCESS && sroce_swqe_is_local(swqe))
 		return sroce_req_fetch_local(qp, swqe);
 	/* UD follows the netdev's MTU as it is now, not as it was at RTS. */
@@ -1647,6 +1651,24 @@ static enum sroce_req_probe_result sroce_req_probe(struct sroce_qp *qp)
 	atomic64_inc(&qp->sdev->stats.req_probes);
 	sroce_pkt_send(qp, skb);
 	return SROCE_PROBE_SENT;
+}
+
+/*
+ * A local operation waits for everything before it to be acknowledged
+ * (sroce_req_may_start()), but the last packets sent may have asked for
+ * no ACK (an unsignaled message, sroce_req_ack_wanted()): ask for it now,
+ * with a probe, rather than wait a jiffy for a sroce responder's delayed
+ * ACK or, from a peer that acknowledges only when asked (rdma_rxe), for
+ * the probe timer, which a local ACK timeout of 0 never arms.  Once per
+ * wait: the probe asked, and noack_pkts counts from it.
+ */
+static void sroce_req_solicit_ack(struct sroce_qp *qp)
+{
+	struct sroce_requester *req = &qp->req;
+
+	if (req->noack_pkts && req->tail != req->head &&
+	    sroce_req_probe(qp) == SROCE_PROBE_SENT)
+		req->noack_pkts = 0;
 }
 
 /*

@@ -12,6 +12,9 @@
 #   retry_cnt 2 x 16.8 ms ACK timeout.
 #   (a) again, the R_Key errors with the responder's NAK dropped on the
 #   wire: the requester runs out of retries (rc_verbs -N).
+#   (b) interop: requester on sroce1, responder on rdma_rxe, which
+#   acknowledges only when asked: a local operation behind an unsignaled
+#   SEND, and the SEND and WRITE data tests.
 # Each rc_verbs run is one KTAP line here; its own KTAP (one line per test,
 # with expected/got status names on failure) is passed through as
 # diagnostics.
@@ -28,7 +31,7 @@ require_program "$RC" rc_verbs.c
 # The data tests, for the runs at the small path MTUs.
 DATA_TESTS=send_sizes_1B_to_1MiB,send_multi_sge,write_sizes_1B_to_1MiB,read_sizes,read_multi_sge_and_pipelined,psn_wraparound,sqd_drain_event_and_resume
 
-trap 'topo_cleanup; sroce_unload' EXIT
+trap 'topo_cleanup; sroce_unload; rmmod rdma_rxe 2>/dev/null' EXIT
 dmesg_mark
 sroce_load || { not_ok "load the module"; finish; }
 
@@ -94,6 +97,23 @@ if topo_pair 2>/tmp/topo.err; then
 else
 	not_ok "topology (a) pair"
 	diag "$(< /tmp/topo.err)"
+fi
+
+# (b) against rdma_rxe, which acknowledges only the packets that ask: the
+# requester must ask before a local operation can run behind an
+# unsignaled SEND (rc_verbs local_op_after_unsignaled_send).
+if [[ $SROCE_DRIVER == sroce ]]; then
+	if topo_interop 2>/tmp/topo.err; then
+		ok "topology (b) interop, $DEV_B and $RXE_DEV"
+		gb=$(gid_index $DEV_B $IP4_B) gr=$(gid_index $RXE_DEV $IP4_A)
+		rc_suite "$DEV_B -> $RXE_DEV (GIDs $gb, $gr)" "" -d $DEV_B -g "$gb" -D $RXE_DEV -G "$gr" \
+			-t local_op_after_unsignaled_send,send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB
+	else
+		not_ok "topology (b) interop"
+		diag "$(< /tmp/topo.err)"
+	fi
+	topo_cleanup
+	rmmod rdma_rxe 2>/dev/null
 fi
 topo_cleanup
 

@@ -1934,6 +1934,37 @@ TEST_F(rc, send_bad_lkey_between_good_sends)
 }
 
 /*
+ * A local operation waits until everything posted before it was
+ * acknowledged, and an unsignaled SEND asks for no ACK of its own: the
+ * requester must ask for that ACK once the local operation waits.  rc.sh
+ * also runs this against rdma_rxe, which acknowledges only when asked;
+ * with a local ACK timeout of 0 (no timer) the bind then never completed.
+ */
+TEST_F(rc, local_op_after_unsignaled_send)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	struct ibv_sge sg = sge(a, SRC_OFF, 64);
+	struct ibv_wc wc;
+
+	c.sq_sig_all = 0;
+	c.timeout = 0;
+	connect_pair(_metadata, self, &c);
+	mw_setup(_metadata, a, IBV_MW_TYPE_2);
+	ASSERT_EQ(0, post_recv(b, 1, 0, 64));
+	ASSERT_EQ(0, post_recv(b, 2, 64, 64));
+	/* A signaled SEND first: the requester has measured a round trip. */
+	ASSERT_EQ(0, post_wr(a, 10, IBV_WR_SEND, &sg, 1, 0, 0, 0, IBV_SEND_SIGNALED));
+	EXPECT_WC(a->cq, wc, 10, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 1, IBV_WC_SUCCESS);
+	ASSERT_EQ(0, post_wr(a, 11, IBV_WR_SEND, &sg, 1, 0, 0, 0, 0));
+	mw_bind2(_metadata, a, 12, mw_info(a, a->mr2, 4096, IBV_ACCESS_REMOTE_WRITE),
+		 IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_NO_WC(a->cq);
+}
+
+/*
  * Two WQEs in one post: a WRITE naming an R_Key B never gave out, then a
  * SEND with a bad lkey.  The SEND fails its check when its packet is built,
  * before the WRITE's NAK is back, but waits for the WRITE to complete;
