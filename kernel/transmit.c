@@ -576,8 +576,17 @@ static int sroce_tx_output(struct net *net, struct sk_buff *skb)
 		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
 		err = ip6_local_out(net, NULL, skb);
 	}
-	/* net_xmit_eval() evaluates its argument twice: never pass a call. */
-	return net_xmit_eval(err) ? -ENOBUFS : 0;
+	/*
+	 * A full queue (a qdisc's, or the backlog of a veth's peer) answers
+	 * NET_XMIT_DROP or -ENOBUFS: backpressure, which the requester meets
+	 * by sending again shortly.  Any other error is final for this
+	 * packet (a netfilter drop's -EPERM, -EMSGSIZE for a packet above
+	 * the route's MTU): a loss, which sending again at once would only
+	 * repeat, every tick, for as long as the QP lived.
+	 */
+	if (err == NET_XMIT_DROP || err == -ENOBUFS)
+		return -ENOBUFS;
+	return err < 0 ? err : 0;
 }
 
 static int sroce_tx_batch_send(struct sroce_dev *sdev,

@@ -58,6 +58,7 @@ struct conn {
 	uint32_t a_dest_qpn;	/* 0: B's QPN; else A points at this QPN */
 	int sq_sig_all;
 	uint32_t max_inline;
+	enum ibv_mtu mtu;	/* 0: -m, or the smaller active MTU */
 };
 
 static struct conn conn_defaults(void)
@@ -220,6 +221,8 @@ static void connect_pair(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *se
 
 	if (opt_mtu)
 		mtu = opt_mtu;
+	if (c->mtu)
+		mtu = c->mtu;
 	/* What path_mtu_bytes() reports: the path MTU the tests run at. */
 	a->port.active_mtu = mtu;
 	b->port.active_mtu = mtu;
@@ -1931,6 +1934,41 @@ TEST_F(rc, send_bad_lkey_between_good_sends)
 	EXPECT_NO_WC(b->cq);
 	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
 	EXPECT_QP_STATE(b, IBV_QPS_RTS);
+}
+
+/*
+ * A path MTU above what the netdev carries (its MTU lowered under a
+ * connected QP, or a path set by hand): IP refuses every full packet with
+ * EMSGSIZE.  That is a loss, not backpressure: the requester runs out of
+ * retries, resending once per timeout, where it used to take the refusal
+ * for a full queue and send the packet again at once, tens of thousands
+ * of times until the timer ended it.  Two devices only: loopback delivers
+ * without the IP output path.
+ */
+TEST_F(rc, path_mtu_above_netdev_mtu)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	long long resent;
+	struct ibv_wc wc;
+
+	if (!opt_dev[1] || !strcmp(opt_dev[0], opt_dev[1]))
+		SKIP(return, "loopback: packets to this host do not take the IP output path");
+	if (a->port.active_mtu >= IBV_MTU_4096)
+		SKIP(return, "the netdev carries 4096-byte packets");
+	c.mtu = IBV_MTU_4096;
+	c.retry_cnt = 2;
+	connect_pair(_metadata, self, &c);
+	resent = hw_counter(a, "req_retransmits");
+	ASSERT_EQ(0, post_recv(b, 77, 0, 8192));
+	ASSERT_EQ(0, post_simple(a, 5, IBV_WR_SEND, 0, 4096, b, 0));
+	EXPECT_WC(a->cq, wc, 5, IBV_WC_RETRY_EXC_ERR);
+	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
+	/* One resend per timeout (and per probe), not one per pass. */
+	if (resent >= 0) {
+		resent = hw_counter(a, "req_retransmits") - resent;
+		EXPECT_GE(10, resent) TH_LOG("%lld packets sent again", resent);
+	}
 }
 
 /*
