@@ -224,21 +224,21 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	if (err)
 		return ERR_PTR(err);
 
-	if (!(flags & IB_MR_REREG_TRANS) &&
-	    (mr->umem->writable || !ib_access_writable(access))) {
-		err = sroce_mr_check_access(sdev, access);
-		if (err)
-			return ERR_PTR(err);
-		WRITE_ONCE(mr->access, access & SROCE_MR_ACCESS);
-		return NULL;
-	}
-	/*
-	 * Pages pinned for reading only (since 6.2 ib_umem_get() pins them
-	 * without FOLL_WRITE: a read-only file mapping's page-cache pages)
-	 * must be pinned again for writing before the MR may be written:
-	 * a read-only mapping then fails the pin.
-	 */
 	if (!(flags & IB_MR_REREG_TRANS)) {
+		if (mr->umem->writable || !ib_access_writable(access)) {
+			err = sroce_mr_check_access(sdev, access);
+			if (err)
+				return ERR_PTR(err);
+			WRITE_ONCE(mr->access, access & SROCE_MR_ACCESS);
+			return NULL;
+		}
+		/*
+		 * Pages pinned for reading only (since 6.2 ib_umem_get() pins
+		 * them without FOLL_WRITE: a read-only file mapping's
+		 * page-cache pages) are pinned again for writing, as for a
+		 * translation change over the same range: a read-only mapping
+		 * then fails the pin.
+		 */
 		start = mr->umem->address;
 		length = mr->umem->length;
 		iova = ibmr->iova;

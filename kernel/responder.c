@@ -1781,7 +1781,7 @@ void sroce_responder_start(struct sroce_qp *qp)
 	const struct ib_qp_attr *attr = &qp->attr;
 	int mtu;
 
-	/* As on the sending side: a longer UD message is dropped. */
+	/* RC, UC, XRC; a UD message is checked against the MTU of the moment. */
 	mtu = sroce_qp_packet_mtu(qp);
 
 	spin_lock_bh(&resp->lock);

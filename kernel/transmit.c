@@ -582,7 +582,7 @@ static int sroce_tx_output(struct net *net, struct sk_buff *skb)
 	 * by sending again shortly.  Any other error is final for this
 	 * packet (a netfilter drop's -EPERM, -EMSGSIZE for a packet above
 	 * the route's MTU): a loss, which sending again at once would only
-	 * repeat, every tick, for as long as the QP lived.
+	 * repeat, pass after pass, until the retransmit timer ended the QP.
 	 */
 	if (err == NET_XMIT_DROP || err == -ENOBUFS)
 		return -ENOBUFS;
