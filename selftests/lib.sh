@@ -442,6 +442,10 @@ IB=/sys/class/infiniband
 
 ibdev_attr() { local v; v=$(< "$IB/$1/$2") || return 1; echo "$v"; }
 port_attr() { local v; v=$(< "$IB/$1/ports/1/$2") || return 1; echo "$v"; }
+# tx_batches DEV: the transmit batches DEV sent (transmit.c); tx_batch_on:
+# 1 if the module sends batches (parameter tx_batch), else 0
+tx_batches() { port_attr "$1" hw_counters/tx_batches; }
+tx_batch_on() { [[ $(< /sys/module/sroce/parameters/tx_batch) == Y ]] && echo 1 || echo 0; }
 ibdev_exists() { [[ -d $IB/$1 ]]; }
 ibdev_gone() { [[ ! -e $IB/$1 ]]; }
 # rmmod_sroce: one try at unloading sroce; true once it is not loaded (for

@@ -39,17 +39,16 @@ if topo_pair 2>/tmp/topo.err; then
 	# a READ's responses leave as transmit batches (transmit.c): one skb of
 	# several packets each, counted in tx_batches (with SROCE_TX_BATCH=N:
 	# none).  With a qdisc they do not form (netem.sh, slow).
-	batches() { port_attr $1 hw_counters/tx_batches; }
-	want=1; [[ $(< /sys/module/sroce/parameters/tx_batch) == Y ]] || want=0
-	b0=$(batches $DEV_A)
+	want=$(tx_batch_on)
+	b0=$(tx_batches $DEV_A)
 	if perftest_pair "ib_write_bw 64 KiB" "${A[@]}" ib_write_bw -s 65536 -n 200; then
-		b=$(($(batches $DEV_A) - b0))
+		b=$(($(tx_batches $DEV_A) - b0))
 		check "ib_write_bw 64 KiB: $b transmit batches (tx_batch $want)" \
 			test $((b > 0)) == $want
 	fi
-	b0=$(batches $DEV_B)
+	b0=$(tx_batches $DEV_B)
 	if perftest_pair "ib_read_bw 64 KiB" "${A[@]}" ib_read_bw -s 65536 -n 200; then
-		b=$(($(batches $DEV_B) - b0))
+		b=$(($(tx_batches $DEV_B) - b0))
 		check "ib_read_bw 64 KiB: $b transmit batches of READ responses (tx_batch $want)" \
 			test $((b > 0)) == $want
 	fi

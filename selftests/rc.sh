@@ -112,8 +112,6 @@ if [[ $SROCE_DRIVER == sroce ]]; then
 		not_ok "topology (b) interop"
 		diag "$(< /tmp/topo.err)"
 	fi
-	topo_cleanup
-	rmmod rdma_rxe 2>/dev/null
 fi
 topo_cleanup
 

@@ -1414,6 +1414,7 @@ TEST_F(rc, rereg_access_to_writable_then_write)
 {
 	struct side *a = self->a, *b = self->b;
 	struct ibv_mr *mr;
+	struct ibv_sge sg;
 	uint32_t rkey;
 	struct ibv_wc wc;
 
@@ -1427,9 +1428,8 @@ TEST_F(rc, rereg_access_to_writable_then_write)
 				  IBV_ACCESS_REMOTE_READ));
 	EXPECT_EQ(rkey, mr->rkey);
 	pattern(a->buf + SRC_OFF, 3000, 29);
-	ASSERT_EQ(0, post_wr(a, 4, IBV_WR_RDMA_WRITE, &(struct ibv_sge){
-				     .addr = (uintptr_t)(a->buf + SRC_OFF),
-				     .length = 3000, .lkey = a->mr->lkey }, 1,
+	sg = sge(a, SRC_OFF, 3000);
+	ASSERT_EQ(0, post_wr(a, 4, IBV_WR_RDMA_WRITE, &sg, 1,
 			     (uintptr_t)(b->buf + DST_OFF), mr->rkey, 0, IBV_SEND_SIGNALED));
 	EXPECT_WC(a->cq, wc, 4, IBV_WC_SUCCESS);
 	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, 3000);
@@ -1475,10 +1475,10 @@ TEST_F(rc, rereg_access_cannot_make_read_only_file_writable)
 	EXPECT_NE(0, rc) TH_LOG("a read-only file mapping's MR was made writable");
 	if (rc == 0) {
 		pattern(a->buf + SRC_OFF, 64, 17);
-		ASSERT_EQ(0, post_wr(a, 6, IBV_WR_RDMA_WRITE, &(struct ibv_sge){
-					     .addr = (uintptr_t)(a->buf + SRC_OFF),
-					     .length = 64, .lkey = a->mr->lkey }, 1,
-				     (uintptr_t)ro, mr->rkey, 0, IBV_SEND_SIGNALED));
+		struct ibv_sge sg = sge(a, SRC_OFF, 64);
+
+		ASSERT_EQ(0, post_wr(a, 6, IBV_WR_RDMA_WRITE, &sg, 1, (uintptr_t)ro,
+				     mr->rkey, 0, IBV_SEND_SIGNALED));
 		EXPECT_WC(a->cq, wc, 6, IBV_WC_SUCCESS);
 	}
 	ASSERT_EQ((ssize_t)sizeof(after), pread(wfd, after, sizeof(after), 0));

@@ -107,14 +107,13 @@ if ip netns add $NS_A && ip netns add $NS_B &&
 	# IPv6 leaves the least.  (Until session 41: skb_under_panic.)
 	if err=$(in_ns $NS_A ethtool -K $VETH_A txvlan off tx-gso-list off 2>&1) &&
 	   err=$(in_ns $NS_B ethtool -K $VETH_B txvlan off tx-gso-list off 2>&1); then
-		batches() { port_attr $1 hw_counters/tx_batches; }
-		want=1; [[ $(< /sys/module/sroce/parameters/tx_batch) == Y ]] || want=0
-		b0=$(($(batches $DEV_A) + $(batches $DEV_B)))
+		want=$(tx_batch_on)
+		b0=$(($(tx_batches $DEV_A) + $(tx_batches $DEV_B)))
 		PP_CONNECT=$V4_B pp "RC over VLAN, IPv6, tag and batch split in software, 64 KiB x 20" \
 			ibv_rc_pingpong $NS_B $DEV_B $V6_B $NS_A $DEV_A $V6_A -c -n 20 -s 65536
 		PP_CONNECT=$V4_B pp "RC over VLAN, IPv4, tag and batch split in software, 64 KiB x 20" \
 			ibv_rc_pingpong $NS_B $DEV_B $V4_B $NS_A $DEV_A $V4_A -c -n 20 -s 65536
-		b=$(($(batches $DEV_A) + $(batches $DEV_B) - b0))
+		b=$(($(tx_batches $DEV_A) + $(tx_batches $DEV_B) - b0))
 		check "those messages left in $b transmit batches (tx_batch $want)" \
 			test $((b > 0)) == $want
 	else
