@@ -61,7 +61,7 @@ struct ib_qp *sroce_qp_ibqp(struct sroce_dev *sdev, u32 qpn)
 }
 
 /* An affiliated asynchronous event of the QP, to its consumer. */
-static void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
+void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type)
 {
 	struct ib_event event = {
 		.device = qp->ibqp.device,

@@ -212,6 +212,9 @@ static inline bool sroce_qp_is_ud(const struct sroce_qp *qp)
  */
 void sroce_qp_error(struct sroce_qp *qp);
 
+/* Raise an affiliated asynchronous event; no role lock held. */
+void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
+
 /*
  * The requester finished draining the send queue in SQD and the consumer
  * asked to be told (IB_QP_EN_SQD_ASYNC_NOTIFY): raise IB_EVENT_SQ_DRAINED

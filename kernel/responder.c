@@ -1505,6 +1505,23 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb)
 
 /* ---- one packet ------------------------------------------------------------------ */
 
+/*
+ * IBA 11.6.3.1: the first request a QP takes in while in RTR raises
+ * Communication Established.  A connection manager whose RTU was lost
+ * learns from it that the peer is up (ULPs pass it on with rdma_notify()
+ * or ib_cm_notify()).  Once per connection, raised after resp.lock
+ * (sroce_resp_unlock()).
+ */
+static void sroce_resp_established(struct sroce_qp *qp)
+{
+	struct sroce_responder *resp = &qp->resp;
+
+	if (resp->established)
+		return;
+	resp->established = true;
+	resp->want_comm_est = sroce_qp_state(qp) == IB_QPS_RTR;
+}
+
 /* Under resp.lock; consumes @skb (or holds it past a gap). */
 static void sroce_resp_one(struct sroce_qp *qp, struct sk_buff *skb)
 {
@@ -1540,6 +1557,7 @@ static void sroce_resp_one(struct sroce_qp *qp, struct sk_buff *skb)
 		goto out;
 	}
 
+	sroce_resp_established(qp);
 	sroce_resp_outcome(qp, pkt, sroce_resp_execute(qp, skb));
 	sroce_resp_xrc_leave(qp);
 out:
@@ -1613,13 +1631,21 @@ static void sroce_resp_run(struct sroce_qp *qp)
 	__skb_queue_purge(&resp->backlog);
 }
 
-/* Take the QP to ERR if the responder asked for it, outside resp.lock. */
+/*
+ * Raise the event and take the QP to ERR if the responder asked for
+ * them, outside resp.lock: a consumer's event handler may call back into
+ * the device.
+ */
 static void sroce_resp_unlock(struct sroce_qp *qp)
 {
 	bool qp_error = qp->resp.want_qp_error;
+	bool comm_est = qp->resp.want_comm_est;
 
 	qp->resp.want_qp_error = false;
+	qp->resp.want_comm_est = false;
 	spin_unlock_bh(&qp->resp.lock);
+	if (comm_est)
+		sroce_qp_event(qp, IB_EVENT_COMM_EST);
 	if (qp_error)
 		sroce_qp_error(qp);
 }
@@ -1810,6 +1836,8 @@ void sroce_responder_reset(struct sroce_qp *qp)
 	resp->started = false;
 	resp->stopped = false;
 	resp->want_qp_error = false;
+	resp->established = false;
+	resp->want_comm_est = false;
 	resp->msn = 0;
 	resp->last_opcode = SROCE_RESP_NO_OPCODE;
 	resp->seq_nak_sent = false;

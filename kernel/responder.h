@@ -114,6 +114,8 @@ struct sroce_responder {
 	bool stopped;			/* error or flush: everything drops */
 	bool dying;			/* being destroyed: no more work */
 	bool want_qp_error;		/* move the QP to ERR after unlocking */
+	bool established;		/* took in a request since RESET */
+	bool want_comm_est;		/* raise IB_EVENT_COMM_EST after unlocking */
 
 	/* Sequence state. */
 	u32 epsn;			/* expected PSN */

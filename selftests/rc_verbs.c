@@ -168,9 +168,9 @@ static int max_rd_atomic(struct side *s)
 	return s->dev.max_qp_rd_atom < 4 ? s->dev.max_qp_rd_atom : 4;
 }
 
-/* Bring S to RTS towards DQPN / DGID. */
-static int qp_connect(struct side *s, const struct conn *c, int access, uint32_t dqpn,
-		      const union ibv_gid *dgid, enum ibv_mtu mtu, uint8_t rnr_retry)
+/* Bring S to RTR towards DQPN / DGID. */
+static int qp_connect_rtr(struct side *s, const struct conn *c, int access, uint32_t dqpn,
+			  const union ibv_gid *dgid, enum ibv_mtu mtu)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT,
@@ -195,13 +195,16 @@ static int qp_connect(struct side *s, const struct conn *c, int access, uint32_t
 	a.ah_attr.grh.sgid_index = s->gidx;
 	a.ah_attr.grh.hop_limit = 64;
 	a.ah_attr.port_num = 1;
-	err = ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			    IBV_QP_MIN_RNR_TIMER);
-	if (err)
-		return err;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
+	return ibv_modify_qp(s->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER);
+}
+
+/* RTR to RTS. */
+static int qp_connect_rts(struct side *s, const struct conn *c, uint8_t rnr_retry)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTS };
+
 	a.timeout = c->timeout;
 	a.retry_cnt = c->retry_cnt;
 	a.rnr_retry = rnr_retry;
@@ -211,8 +214,17 @@ static int qp_connect(struct side *s, const struct conn *c, int access, uint32_t
 			     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
-static void connect_pair(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self,
-			 const struct conn *c)
+/* Bring S to RTS towards DQPN / DGID. */
+static int qp_connect(struct side *s, const struct conn *c, int access, uint32_t dqpn,
+		      const union ibv_gid *dgid, enum ibv_mtu mtu, uint8_t rnr_retry)
+{
+	return qp_connect_rtr(s, c, access, dqpn, dgid, mtu) ?:
+	       qp_connect_rts(s, c, rnr_retry);
+}
+
+/* Create both QPs, A to RTS, B to RTR, and to RTS if B_RTS. */
+static void connect_pair_to(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self,
+			    const struct conn *c, bool b_rts)
 {
 	struct side *a = self->a, *b = self->b;
 	enum ibv_mtu mtu = a->port.active_mtu < b->port.active_mtu ?
@@ -232,8 +244,18 @@ static void connect_pair(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *se
 	err = qp_connect(a, c, c->access[0], c->a_dest_qpn ? c->a_dest_qpn : b->qp->qp_num,
 			 &b->gid, mtu, c->rnr_retry);
 	ASSERT_EQ(0, err) TH_LOG("A to RTS: %s", strerror(err));
-	err = qp_connect(b, c, c->access[1], a->qp->qp_num, &a->gid, mtu, 7);
+	err = qp_connect_rtr(b, c, c->access[1], a->qp->qp_num, &a->gid, mtu);
+	ASSERT_EQ(0, err) TH_LOG("B to RTR: %s", strerror(err));
+	if (!b_rts)
+		return;
+	err = qp_connect_rts(b, c, 7);
 	ASSERT_EQ(0, err) TH_LOG("B to RTS: %s", strerror(err));
+}
+
+static void connect_pair(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self,
+			 const struct conn *c)
+{
+	connect_pair_to(_metadata, self, c, true);
 }
 
 static void connect_default(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self)
@@ -1037,6 +1059,52 @@ static void post_sqd_writes(struct __test_metadata *_metadata, struct side *a, s
  * in SQD waits.  SQD -> SQD changes an attribute; SQD -> RTS sends
  * everything else, in order, with the data intact.
  */
+/*
+ * IBA 11.6.3.1: the first request that reaches a QP in RTR raises
+ * Communication Established, once; the requester, in RTS, raises none.
+ * A connection manager whose RTU was lost learns from it that the peer
+ * is up.  The QP in RTR executes and acknowledges the request.
+ */
+TEST_F(rc, comm_est_on_first_request_in_rtr)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	struct ibv_qp *evqp = NULL;
+	struct ibv_wc wc;
+	int ev;
+
+	connect_pair_to(_metadata, self, &c, false);
+	EXPECT_QP_STATE(b, IBV_QPS_RTR);
+	EXPECT_EQ(-1, async_event(b, QUIET_MS, &evqp)) TH_LOG("an event before any request");
+
+	pattern(a->buf + SRC_OFF, 3000, 5);
+	ASSERT_EQ(0, post_recv(b, 1, DST_OFF, 4096));
+	ASSERT_EQ(0, post_simple(a, 2, IBV_WR_SEND, SRC_OFF, 3000, b, 0));
+	EXPECT_WC(a->cq, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 1, IBV_WC_SUCCESS);
+	EXPECT_EQ(3000, wc.byte_len);
+	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, 3000);
+	ev = async_event(b, WC_WAIT_MS, &evqp);
+	EXPECT_EQ(IBV_EVENT_COMM_EST, ev) TH_LOG("async event %d (%s)", ev,
+						 ev < 0 ? "none" : ibv_event_type_str(ev));
+	EXPECT_EQ(b->qp, evqp);
+
+	/* Once: not for the next request, in RTR or in RTS. */
+	pattern(a->buf + SRC_OFF + 8192, 2000, 6);
+	ASSERT_EQ(0, post_simple(a, 3, IBV_WR_RDMA_WRITE, SRC_OFF + 8192, 2000, b,
+				 DST_OFF + 8192));
+	EXPECT_WC(a->cq, wc, 3, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(a, SRC_OFF + 8192, b, DST_OFF + 8192, 2000);
+	ASSERT_EQ(0, qp_connect_rts(b, &c, 7));
+	ASSERT_EQ(0, post_simple(a, 4, IBV_WR_RDMA_WRITE, SRC_OFF, 100, b, DST_OFF + 16384));
+	EXPECT_WC(a->cq, wc, 4, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF + 16384, 100);
+	EXPECT_EQ(-1, async_event(b, QUIET_MS, &evqp)) TH_LOG("a second event");
+	EXPECT_EQ(-1, async_event(a, 0, &evqp)) TH_LOG("an event at the requester");
+	EXPECT_NO_WC(a->cq);
+	EXPECT_NO_WC(b->cq);
+}
+
 TEST_F_TIMEOUT(rc, sqd_drain_event_and_resume, 90)
 {
 	struct side *a = self->a, *b = self->b;
