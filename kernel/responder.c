@@ -1482,9 +1482,15 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb)
 		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
 		return;
 	}
+	/*
+	 * No room for the GRH area and the payload: drop the datagram and
+	 * keep the WQE for the next one (IBA class D1, as rdma_rxe does).
+	 * Completing it in error would let any sender use up QP1's
+	 * receives: the MAD layer reposts none that completes in error.
+	 */
 	if (pkt->paylen > resp->rwqe->length ||
 	    resp->rwqe->length - pkt->paylen < SROCE_UD_GRH_LEN) {
-		sroce_resp_complete(qp, NULL, IB_WC_LOC_LEN_ERR);
+		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
 		return;
 	}
 

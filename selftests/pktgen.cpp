@@ -1489,6 +1489,31 @@ int main(int argc, char **argv)
 			k.opcode = SROCE_OP_RC_SEND_ONLY;
 			k.ext.clear();
 			run_case("GSI: RC SEND ONLY at QP1", k, nullptr, { rx("rx_bad_qp_type") });
+			/*
+			 * A datagram longer than the MAD layer's receive buffers
+			 * (40 + 256 bytes) is dropped and leaves the buffer posted:
+			 * the MAD layer reposts none that completes in error, so
+			 * 512 of them used to leave QP1 (and rdma_cm) deaf.
+			 */
+			k = udpkt(GSI_QKEY, 300);
+			k.qpn = 1;
+			run_case("GSI: datagram at QP1 larger than a MAD", k, nullptr, { one("resp_dropped") });
+			{
+				constexpr unsigned int n = 600;
+				Counters before = counters();
+				bool sent = true;
+
+				for (unsigned int i = 0; sent && i < n; i++)
+					sent = send_pkt(k);
+				sent = sent && wait_rx(before, n);
+				std::int64_t dropped = counter("resp_dropped") - before["resp_dropped"];
+				std::int64_t no_recv = counter("resp_no_recv") - before["resp_no_recv"];
+
+				result(sent && dropped == n && no_recv == 0,
+				       "GSI: 600 datagrams larger than a MAD leave QP1's receives posted");
+				diag("GSI: %u oversized datagrams: resp_dropped +%" PRId64 ", resp_no_recv +%" PRId64,
+				     n, dropped, no_recv);
+			}
 
 			/* UC: sequence errors lose the message, nothing is answered. */
 			auto ucpkt = [&](std::uint8_t op, std::uint32_t psn, unsigned int len) {

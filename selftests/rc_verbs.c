@@ -1559,24 +1559,6 @@ out:
 	close(wfd);
 }
 
-/* A hw counter of S's device (sroce's names), or -1 where it has none. */
-static long long hw_counter(struct side *s, const char *name)
-{
-	char path[256];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-		 ibv_get_device_name(s->ctx->device), name);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
 /*
  * OP through the rkey of an MR of another PD of B (all rights, same
  * memory): Remote Access Error NAK (B's resp_fatal_naks and resp_bad_key,

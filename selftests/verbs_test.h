@@ -16,6 +16,7 @@
 #include <infiniband/verbs.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -203,6 +204,24 @@ static inline void side_close(struct side *s)
 	if (s->ctx)
 		ibv_close_device(s->ctx);
 	free(s->buf);
+}
+
+/* A hw counter of S's device (sroce's names), or -1 where it has none. */
+static inline long long hw_counter(struct side *s, const char *name)
+{
+	char path[256];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
+		 ibv_get_device_name(s->ctx->device), name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
 }
 
 #endif /* SROCE_SELFTESTS_VERBS_TEST_H */
