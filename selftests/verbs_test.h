@@ -206,22 +206,42 @@ static inline void side_close(struct side *s)
 	free(s->buf);
 }
 
-/* A hw counter of S's device (sroce's names), or -1 where it has none. */
+/*
+ * A hw counter of S's device (sroce's names), or -1 where it has none.
+ * sysfs shows a port's hw_counters only in the initial network namespace
+ * (the RDMA core gives other namespaces compat devices without them), so
+ * elsewhere ask rdma's netlink, which every namespace may use in the
+ * shared netns mode: "link DEV/1 name value name value ...".
+ */
 static inline long long hw_counter(struct side *s, const char *name)
 {
-	char path[256];
+	const char *dev = ibv_get_device_name(s->ctx->device);
+	char path[256], out[8192], *at;
+	size_t n, len = strlen(name);
 	long long v = -1;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/ports/1/hw_counters/%s",
-		 ibv_get_device_name(s->ctx->device), name);
+		 dev, name);
 	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%lld", &v) != 1)
+			v = -1;
+		fclose(f);
+		return v;
+	}
+	snprintf(path, sizeof(path), "rdma statistic show link %s/1 2>/dev/null", dev);
+	f = popen(path, "r");
 	if (!f)
 		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
+	n = fread(out, 1, sizeof(out) - 1, f);
+	pclose(f);
+	out[n] = 0;
+	for (at = strstr(out, name); at; at = strstr(at + 1, name))
+		if (at > out && at[-1] == ' ' && at[len] == ' ' &&
+		    sscanf(at + len, "%lld", &v) == 1)
+			return v;
+	return -1;
 }
 
 #endif /* SROCE_SELFTESTS_VERBS_TEST_H */
