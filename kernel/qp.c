@@ -476,9 +476,22 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return -EOPNOTSUPP;
 
 	mutex_lock(&qp->modify_mutex);
-	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	cur = qp->state;
 	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
 	err = -EINVAL;
+	/*
+	 * IB_QP_CUR_STATE is what the consumer believes (IBA 11.2.5.2):
+	 * a QP that went to ERR is not taken out of it by a modify that
+	 * names SQE (the MAD layer's recovery).  That would report RTS over
+	 * stopped roles.  Only RESET and ERR may be entered from any state.
+	 */
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur &&
+	    next != IB_QPS_RESET && next != IB_QPS_ERR) {
+		ibdev_dbg(&qp->sdev->ibdev,
+			  "QP %u: current state %d given, it is %d\n",
+			  ibqp->qp_num, attr->cur_qp_state, cur);
+		goto out;
+	}
 	if (!ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask)) {
 		ibdev_dbg(&qp->sdev->ibdev,
 			  "QP %u: invalid transition %d -> %d, mask %#x\n",

@@ -347,6 +347,55 @@ TEST_F(ud, send_longer_than_mtu)
 }
 
 /*
+ * A send error leaves a UD QP in ERR (sroce has no SQE state).  A modify
+ * that names another current state, as the MAD layer's SQE -> RTS
+ * recovery does, is refused: the QP would report RTS while its queues
+ * flush everything.  To RESET and back up, it works again.
+ */
+TEST_F(ud, modify_naming_a_wrong_current_state_is_refused)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr x, q;
+	struct ibv_wc wc;
+
+	SKIP_UNDER_LOSS();
+	if (hw_counter(a, "resp_dropped") < 0)
+		SKIP(return, "%s is not sroce: rdma_rxe trusts the current state given",
+		     ibv_get_device_name(a->ctx->device));
+	ud_pair(_metadata, self);
+	ASSERT_EQ(0, post_ud(a, self->ah, b->qp->qp_num, QKEY, 1, 0,
+			     mtu_bytes(a) + 1, false));
+	EXPECT_WC(a->cq, wc, 1, IBV_WC_LOC_LEN_ERR);
+	ASSERT_EQ(0, ibv_query_qp(a->qp, &q, IBV_QP_STATE, &ia));
+	ASSERT_EQ(IBV_QPS_ERR, q.qp_state);
+
+	memset(&x, 0, sizeof(x));
+	x.qp_state = IBV_QPS_RTS;
+	x.cur_qp_state = IBV_QPS_SQE;
+	EXPECT_EQ(EINVAL, ibv_modify_qp(a->qp, &x, IBV_QP_STATE | IBV_QP_CUR_STATE));
+	ASSERT_EQ(0, ibv_query_qp(a->qp, &q, IBV_QP_STATE, &ia));
+	EXPECT_EQ(IBV_QPS_ERR, q.qp_state);
+
+	memset(&x, 0, sizeof(x));
+	x.qp_state = IBV_QPS_RESET;
+	ASSERT_EQ(0, ibv_modify_qp(a->qp, &x, IBV_QP_STATE));
+	memset(&x, 0, sizeof(x));
+	x.qp_state = IBV_QPS_INIT;
+	x.port_num = 1;
+	x.qkey = QKEY;
+	ASSERT_EQ(0, ibv_modify_qp(a->qp, &x, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				   IBV_QP_PORT | IBV_QP_QKEY));
+	qp_rts(_metadata, a, a->qp, 0, NULL);
+	pattern(a->buf, 64, 3);
+	ASSERT_EQ(0, post_recv(b->qp, b, 2, 0, 64 + GRH_LEN));
+	ASSERT_EQ(0, post_ud(a, self->ah, b->qp->qp_num, QKEY, 3, 0, 64, false));
+	EXPECT_WC(a->cq, wc, 3, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf + GRH_LEN, 64)) TH_LOG("payload differs");
+}
+
+/*
  * The netdev's MTU changes under a UD QP in RTS: its messages follow the
  * MTU as it is now, not as it was at RTS.  UD_MTU_LOWER and UD_MTU_RESTORE
  * are shell commands (ud.sh sets them) that set both veth ends to 1500 and
