@@ -2,17 +2,21 @@
 /*
  * limits: every verbs object past the maxima the device advertises.
  *
- *   limits -d DEV -g GIDX [-a] [-o OBJ,...]
+ *   limits -d DEV -g GIDX -k OBJ=N,... [-a] [-o OBJ,...]
  *
  * Sizes past ibv_query_device()'s max_cqe, max_qp_wr, max_sge,
  * max_srq_wr, max_mr_size (and zero or absurd ones) must fail with
  * EINVAL (or ENOMEM), never succeed and never crash.  Then objects are
  * created until the count the device advertises (max_cq, max_srq, max_ah,
- * max_pd, max_qp, max_mr): exactly that many succeed (or creation stops
- * early with ENOMEM) and the next one fails with ENOMEM or EINVAL.  -a does
- * every count; the default does the cheaper ones (SRQ, CQ), -o picks.
- * Everything is released again and the caller then checks the device
- * still moves data.  Output is KTAP.
+ * max_pd, max_qp, max_mr): exactly as many as are left succeed, and the
+ * next one fails with ENOMEM or EINVAL.  "Left" is the maximum less the
+ * objects of that kind already on the device: this program's own PD and
+ * CQ, and those of the kernel that -k gives (srq, ah, cq, pd, qp, mr; the
+ * caller reads them from the device, see limits.sh).  Stopping one early
+ * with ENOMEM is the error a leaked or miscounted object counter gives,
+ * so it fails.  -a does every count; the default does the cheaper ones
+ * (SRQ, CQ), -o picks.  Everything is released again and the caller then
+ * checks the device still moves data.  Output is KTAP.
  */
 #include <infiniband/verbs.h>
 #include <sys/mman.h>
@@ -25,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -209,18 +214,20 @@ void sizes()
 }
 
 /*
- * Create objects with @make until it fails or max + 1 were made; exactly
- * max must succeed (or ENOMEM earlier), the next one must fail cleanly.
+ * Create objects with @make until it fails or @left + 1 were made: exactly
+ * @left (what @max, the device's maximum, leaves after the @held objects
+ * already there) must succeed and the next one must fail cleanly.
  */
-void count(const std::string &what, long max, const std::function<void *()> &make,
+void count(const std::string &what, long max, long held, const std::function<void *()> &make,
 	   const std::function<void(void *)> &destroy)
 {
+	long left = max - held;
 	std::vector<void *> objs;
 	auto t0 = std::chrono::steady_clock::now();
 	int err = 0;
 
-	objs.reserve(max + 1);
-	while ((long)objs.size() <= max) {
+	objs.reserve(left > 0 ? left + 1 : 1);
+	while ((long)objs.size() <= left) {
 		errno = 0;
 		void *o = make();
 
@@ -231,14 +238,41 @@ void count(const std::string &what, long max, const std::function<void *()> &mak
 		objs.push_back(o);
 	}
 	long made = objs.size();
-	bool ok = (made == max && (err == ENOMEM || err == EINVAL)) || (made < max && err == ENOMEM);
+	/* ENOMEM/EINVAL: sroce's is ENOMEM (sroce_res_get), rdma_rxe's EINVAL */
+	bool ok = made == left && (err == ENOMEM || err == EINVAL);
 	for (void *o : objs)
 		destroy(o);
 	long ms = std::chrono::duration_cast<std::chrono::milliseconds>(
 		std::chrono::steady_clock::now() - t0).count();
-	result(ok, what + ": " + std::to_string(made) + " of max " + std::to_string(max) +
-		   " created, the next refused",
-	       "next: " + err_str(err) + ", " + std::to_string(ms) + " ms");
+	result(ok, what + ": " + std::to_string(left) + " (max " + std::to_string(max) + " less " +
+		   std::to_string(held) + " already on the device) created, the next refused",
+	       std::to_string(made) + " created, " + (made > left ? "one more than expected" :
+		   "next: " + err_str(err)) + ", " + std::to_string(ms) + " ms");
+}
+
+/* -k srq=N,cq=N,...: the kernel's objects on the device, by kind */
+bool parse_held(const char *arg, std::map<std::string, long> &held)
+{
+	std::string s = arg;
+	std::size_t pos = 0;
+
+	while (pos < s.size()) {
+		std::size_t end = s.find(',', pos), eq;
+		std::string item = s.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+		char *tail;
+
+		eq = item.find('=');
+		if (eq == std::string::npos || eq == 0)
+			return false;
+		long n = std::strtol(item.c_str() + eq + 1, &tail, 10);
+		if (*tail || tail == item.c_str() + eq + 1 || n < 0)
+			return false;
+		held[item.substr(0, eq)] = n;
+		if (end == std::string::npos)
+			break;
+		pos = end + 1;
+	}
+	return true;
 }
 
 bool want(const std::string &list, const char *obj)
@@ -252,24 +286,42 @@ int main(int argc, char **argv)
 {
 	const char *name = nullptr;
 	std::string objs = "srq,cq";
+	std::map<std::string, long> held;
+	bool have_held = false;
 	int opt;
+	static const char usage[] =
+		"usage: %s -d DEV -g GIDX -k srq=N,ah=N,cq=N,pd=N,qp=N,mr=N [-a] [-o srq,ah,cq,pd,qp,mr]\n"
+		"  -k: the kernel's objects already on DEV, of each kind (every kind counted)\n";
 
 	gidx = -1;
-	while ((opt = getopt(argc, argv, "d:g:ao:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:k:ao:")) != -1) {
 		switch (opt) {
 		case 'd': name = optarg; break;
 		case 'g': gidx = std::atoi(optarg); break;
+		case 'k':
+			if (!parse_held(optarg, held)) {
+				std::fprintf(stderr, usage, argv[0]);
+				return 2;
+			}
+			have_held = true;
+			break;
 		case 'a': objs = ""; break;
 		case 'o': objs = optarg; break;
 		default:
-			std::fprintf(stderr, "usage: %s -d DEV -g GIDX [-a] [-o srq,ah,cq,pd,qp,mr]\n", argv[0]);
+			std::fprintf(stderr, usage, argv[0]);
 			return 2;
 		}
 	}
-	if (!name || gidx < 0) {
-		std::fprintf(stderr, "usage: %s -d DEV -g GIDX [-a] [-o srq,ah,cq,pd,qp,mr]\n", argv[0]);
+	if (!name || gidx < 0 || !have_held) {
+		std::fprintf(stderr, usage, argv[0]);
 		return 2;
 	}
+	/* Every kind counted must be in -k: no silent default of 0. */
+	for (const char *k : { "srq", "ah", "cq", "pd", "qp", "mr" })
+		if (want(objs, k) && !held.count(k)) {
+			std::fprintf(stderr, "%s: -k has no %s=N\n", argv[0], k);
+			return 2;
+		}
 	std::printf("TAP version 13\n");
 	ibv_device **list = ibv_get_device_list(nullptr);
 	for (int i = 0; list && list[i]; i++)
@@ -296,12 +348,19 @@ int main(int argc, char **argv)
 	union ibv_gid gid;
 	ibv_query_gid(ctx, 1, gidx, &gid);
 	static char page[4096] __attribute__((aligned(4096)));
-	/* Counts are per device; our PD and CQ are one each already. */
+	/*
+	 * Counts are per device.  Already there: the kernel's objects (-k;
+	 * on sroce ib_mad's PD, CQ and QP1, and the DMA MR of that PD) and
+	 * our own PD and CQ, one each (sizes() released all it made).
+	 */
+	std::printf("# already on %s: kernel srq %ld ah %ld cq %ld pd %ld qp %ld mr %ld; "
+		    "this program's cq 1 pd 1\n", name, held["srq"], held["ah"], held["cq"],
+		    held["pd"], held["qp"], held["mr"]);
 	if (want(objs, "srq"))
-		count("SRQs", dev.max_srq, [] { return (void *)make_srq(1, 1); },
+		count("SRQs", dev.max_srq, held["srq"], [] { return (void *)make_srq(1, 1); },
 		      [](void *o) { ibv_destroy_srq((ibv_srq *)o); });
 	if (want(objs, "ah"))
-		count("AHs", dev.max_ah, [&] {
+		count("AHs", dev.max_ah, held["ah"], [&] {
 			ibv_ah_attr a = {};
 
 			a.is_global = 1;
@@ -312,16 +371,16 @@ int main(int argc, char **argv)
 			return (void *)ibv_create_ah(pd, &a);
 		}, [](void *o) { ibv_destroy_ah((ibv_ah *)o); });
 	if (want(objs, "cq"))
-		count("CQs", dev.max_cq - 1, [] { return (void *)ibv_create_cq(ctx, 1, nullptr, nullptr, 0); },
+		count("CQs", dev.max_cq, held["cq"] + 1, [] { return (void *)ibv_create_cq(ctx, 1, nullptr, nullptr, 0); },
 		      [](void *o) { ibv_destroy_cq((ibv_cq *)o); });
 	if (want(objs, "pd"))
-		count("PDs", dev.max_pd - 1, [] { return (void *)ibv_alloc_pd(ctx); },
+		count("PDs", dev.max_pd, held["pd"] + 1, [] { return (void *)ibv_alloc_pd(ctx); },
 		      [](void *o) { ibv_dealloc_pd((ibv_pd *)o); });
 	if (want(objs, "qp"))
-		count("QPs", dev.max_qp, [] { return (void *)make_qp({ 1, 1, 1, 1, 0 }); },
+		count("QPs", dev.max_qp, held["qp"], [] { return (void *)make_qp({ 1, 1, 1, 1, 0 }); },
 		      [](void *o) { ibv_destroy_qp((ibv_qp *)o); });
 	if (want(objs, "mr"))
-		count("MRs", dev.max_mr, [] { return (void *)ibv_reg_mr(pd, page, sizeof(page), IBV_ACCESS_LOCAL_WRITE); },
+		count("MRs", dev.max_mr, held["mr"], [] { return (void *)ibv_reg_mr(pd, page, sizeof(page), IBV_ACCESS_LOCAL_WRITE); },
 		      [](void *o) { ibv_dereg_mr((ibv_mr *)o); });
 
 	ibv_qp *q = make_qp({ 16, 16, 1, 1, 0 });

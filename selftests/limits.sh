@@ -10,8 +10,13 @@
 # (SELFTEST_LONG=1 adds AHs, PDs, QPs and MRs).  The counts sroce advertises
 # by default are 2^20 (as rdma_rxe's): too many to create here, so the
 # module is loaded again with lower ones (its max_* parameters, which go
-# through the same counters and checks) for the counting part.  Then the
-# device still moves data (ibv_rc_pingpong with its data check).
+# through the same counters and checks) for the counting part; the test
+# fails if sroce cannot be unloaded first (sroce_load would keep the
+# loaded module and its defaults) or if the parameters did not reach the
+# device.  The objects the kernel itself has on the device (ib_mad's) are
+# read from it and given to limits (-k), which then expects exactly the
+# rest to be created.  Then the device still moves data (ibv_rc_pingpong
+# with its data check).
 
 . "$(dirname "$0")/lib.sh"
 
@@ -58,9 +63,21 @@ else
 	skip "advertised limits against rdma_rxe's" "needs sroce and the rdma_rxe and dummy modules"
 fi
 
-# The counting part: low enough to create them all in seconds.
-sroce_load max_cq=2000 max_srq=1000 max_qp=1000 max_pd=2000 max_mr=2000 ||
-	{ not_ok "load the module"; finish; }
+# The counting part: low enough to create them all in seconds.  The
+# parameters apply only to a fresh load (sroce_load keeps a loaded module):
+# sroce must be unloaded first, and they must be what the device reports.
+declare -A LIM=([max_cq]=2000 [max_srq]=1000 [max_qp]=1000 [max_pd]=2000 [max_mr]=2000)
+params=()
+for p in "${!LIM[@]}"; do params+=("$p=${LIM[$p]}"); done
+if [[ $SROCE_DRIVER == sroce ]]; then
+	if ! wait_until 5 rmmod_sroce; then
+		not_ok "sroce unloaded before loading it with ${params[*]}"
+		diag "rmmod sroce: $(rmmod sroce 2>&1); refcnt $(< /sys/module/sroce/refcnt)"
+		diag "$(rdma link show 2>&1)"
+		finish
+	fi
+fi
+sroce_load "${params[@]}" || { not_ok "load the module with ${params[*]}"; finish; }
 if ! topo_pair 2>/tmp/topo.err; then
 	not_ok "topology (a)"
 	diag "$(< /tmp/topo.err)"
@@ -68,8 +85,56 @@ if ! topo_pair 2>/tmp/topo.err; then
 fi
 ok "topology (a)"
 
+if [[ $SROCE_DRIVER == sroce ]]; then
+	# what the module took, and what the device it made advertises
+	bad=
+	devinfo=$(ibv_devinfo -v -d $DEV_A 2>&1)
+	for p in "${!LIM[@]}"; do
+		v=$(< /sys/module/sroce/parameters/$p)
+		[[ $devinfo =~ [[:space:]]$p:[[:space:]]+([0-9]+) ]] && a=${BASH_REMATCH[1]} || a=none
+		[[ $v == "${LIM[$p]}" && $a == "${LIM[$p]}" ]] || bad+="$p: parameter '$v', $DEV_A advertises '$a', want ${LIM[$p]}; "
+	done
+	if [[ -n $bad ]]; then
+		not_ok "sroce loaded with ${params[*]}"
+		diag "$bad"
+		finish
+	fi
+	ok "sroce loaded with ${params[*]}"
+fi
+
+# kernel_objects DEV: "-k" of limits: the objects already on DEV, which the
+# device counts against its maxima.  No process has DEV open now, so what
+# `rdma resource show` counts (pd, cq, qp, mr, srq) is the kernel's:
+# ib_mad's PD, CQ and QP1 on a RoCE port (and whatever a ULP left).  It
+# does not list a PD's internal DMA MR: ib_alloc_pd() gets one from the
+# driver (get_dma_mr, counted in max_mr) for every kernel PD on a device
+# without a local DMA lkey, as sroce (IBK_LOCAL_DMA_LKEY unset) and
+# rdma_rxe are; so mr is what it lists plus one per PD.  AHs it does not
+# count at all: the kernel's (MAD replies) live only while a MAD is sent,
+# and no MAD is sent here.
+kernel_objects() {
+	local out k
+	local -A n
+	out=$(rdma resource show "$1" 2>&1) || { echo "rdma resource show $1: $out" >&2; return 1; }
+	for k in pd cq qp mr srq ctx; do
+		[[ $out =~ [[:space:]]$k[[:space:]]+([0-9]+) ]] ||
+			{ echo "rdma resource show $1 has no $k count: $out" >&2; return 1; }
+		n[$k]=${BASH_REMATCH[1]}
+	done
+	[[ ${n[ctx]} == 0 ]] || { echo "a process has $1 open: $out" >&2; return 1; }
+	echo "srq=${n[srq]},ah=0,cq=${n[cq]},pd=${n[pd]},qp=${n[qp]},mr=$((n[mr] + n[pd]))"
+	echo "$out" >&2
+}
+
 ga=$(gid_index $DEV_A $IP4_A)
-args=(-d $DEV_A -g "$ga")
+if ! held=$(kernel_objects $DEV_A 2>/tmp/limits-res.txt); then
+	not_ok "the kernel's objects on $DEV_A"
+	diag "$(< /tmp/limits-res.txt)"
+	finish
+fi
+diag "$(< /tmp/limits-res.txt)"
+diag "kernel objects on $DEV_A (limits -k): $held"
+args=(-d $DEV_A -g "$ga" -k "$held")
 [[ ${SELFTEST_LONG:-0} == 1 ]] && args+=(-a)
 rc=0 t0=$EPOCHREALTIME
 ulimit -l unlimited

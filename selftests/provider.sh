@@ -7,10 +7,15 @@
 # errors) and ibv_devices/ibv_devinfo twice: with RDMAV_DRIVERS pointing at
 # the build tree, and with the provider installed into the (guest-local)
 # libibverbs directory and /etc/libibverbs.d, as `make install` does.
+# Then the provider's own live tests (build/provider/sroce_tests
+# --gtest_filter='Live*', provider/tests/test_live.cpp) on DEV_A: they
+# skip on a host without a device, so this is where they run, and a skip
+# here fails like a failure.
 
 . "$(dirname "$0")/lib.sh"
 
 VERBS=$TOP/build/selftests/sroce_verbs
+GTESTS=$TOP/build/provider/sroce_tests
 LIBDIR=/usr/lib/x86_64-linux-gnu/libibverbs
 
 if [[ $SROCE_DRIVER == sroce ]]; then
@@ -43,6 +48,35 @@ verbs_suite() {
 	fi
 }
 
+# live_tests: sroce_tests --gtest_filter='Live*' on DEV_A.  Passes only if
+# gtest exited 0, ran at least one test and every test it ran passed:
+# none failed, none skipped (a skip names its reason, a device it did not
+# find or no IPv4 GID on it, and both are there here).  The gtest output
+# is the diagnostics.
+live_tests() {
+	local out rc=0 name="sroce_tests Live* on $DEV_A (provider/tests/test_live.cpp)"
+	local t0=$EPOCHREALTIME ran passed skipped failed
+	if [[ ! -x $GTESTS ]]; then
+		not_ok "$name"
+		diag "$GTESTS is missing: make provider builds it with the provider"
+		return
+	fi
+	out=$(SROCE_DEV=$DEV_A timeout "$(scaled 150)" "$GTESTS" --gtest_filter='Live*' \
+		--gtest_color=no 2>&1) || rc=$?
+	ran=$(sed -nE 's/^\[==========\] ([0-9]+) tests? from .* ran\..*/\1/p' <<< "$out")
+	# one line per test that ended so: "[       OK ] Live.Name (N ms)"
+	passed=$(grep -cE '^\[       OK \] [^ ]+ \(' <<< "$out")
+	skipped=$(grep -cE '^\[  SKIPPED \] [^ ]+ \(' <<< "$out")
+	failed=$(grep -cE '^\[  FAILED  \] [^ ]+ \(' <<< "$out")
+	if [[ $rc == 0 && ${ran:-0} -gt 0 && $passed == "$ran" && $skipped == 0 && $failed == 0 ]]; then
+		ok "$name: $ran passed$(_slow "$t0")"
+		diag "$(grep -E '^\[       OK \]' <<< "$out")"
+	else
+		not_ok "$name$(_slow "$t0") # exit $rc, ${ran:-no} tests ran, $passed passed, $failed failed, $skipped skipped"
+		diag "$out"
+	fi
+}
+
 # tools LABEL: ibv_devices lists both devices; ibv_devinfo -v shows DEV_A
 tools() {
 	local out rc=0
@@ -66,6 +100,7 @@ if [[ $SROCE_DRIVER == sroce ]]; then
 	export RDMAV_DRIVERS=$lib
 	tools "RDMAV_DRIVERS=$lib"
 	verbs_suite "RDMAV_DRIVERS build tree"
+	live_tests
 	unset RDMAV_DRIVERS
 	install -D -m 0755 "$lib-rdmav34.so" $LIBDIR/libsroce-rdmav34.so &&
 	install -D -m 0644 "$TOP/provider/sroce.driver" /etc/libibverbs.d/sroce.driver
@@ -75,6 +110,7 @@ if [[ $SROCE_DRIVER == sroce ]]; then
 else
 	tools "rxe"
 	verbs_suite "rxe"
+	skip "sroce_tests Live*" "the sroce provider's own tests; SROCE_DRIVER=rxe has no sroce device"
 fi
 
 # The verbs view of the MTU follows the netdev too.
