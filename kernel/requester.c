@@ -1156,9 +1156,16 @@ static enum sroce_req_step sroce_req_step(struct sroce_qp *qp)
 
 	if (sroce_req_window_full(qp))
 		return SROCE_REQ_IDLE;
-	/* SQD: finish what was started, start nothing new. */
-	if (req->draining && req->cur == req->head)
+	/*
+	 * SQD: finish what was started, start nothing new.  What was sent
+	 * last may have asked for no ACK: ask, or the drain waits for the
+	 * probe timer (forever with a local ACK timeout of 0) at a peer that
+	 * acknowledges only when asked.
+	 */
+	if (req->draining && req->cur == req->head) {
+		sroce_req_solicit_ack(qp);
 		return SROCE_REQ_IDLE;
+	}
 	/* Nothing at or after a locally failed WQE may leave. */
 	if (req->local_error &&
 	    req->cur - req->tail >= req->fail_index - req->tail)
@@ -1654,8 +1661,9 @@ static enum sroce_req_probe_result sroce_req_probe(struct sroce_qp *qp)
 }
 
 /*
- * A local operation waits for everything before it to be acknowledged
- * (sroce_req_may_start()), but the last packets sent may have asked for
+ * A local operation, or an SQD drain, waits for everything before it to
+ * be acknowledged (sroce_req_may_start()), but the last packets sent may
+ * have asked for
  * no ACK (an unsignaled message, sroce_req_ack_wanted()): ask for it now,
  * with a probe, rather than wait a jiffy for a sroce responder's delayed
  * ACK or, from a peer that acknowledges only when asked (rdma_rxe), for

@@ -100,14 +100,15 @@ else
 fi
 
 # (b) against rdma_rxe, which acknowledges only the packets that ask: the
-# requester must ask before a local operation can run behind an
-# unsignaled SEND (rc_verbs local_op_after_unsignaled_send).
+# requester must ask before a local operation can run, or an SQD drain
+# end, behind an unsignaled SEND (rc_verbs local_op_after_unsignaled_send,
+# sqd_drain_after_unsignaled_sends).
 if [[ $SROCE_DRIVER == sroce ]]; then
 	if topo_interop 2>/tmp/topo.err; then
 		ok "topology (b) interop, $DEV_B and $RXE_DEV"
 		gb=$(gid_index $DEV_B $IP4_B) gr=$(gid_index $RXE_DEV $IP4_A)
 		rc_suite "$DEV_B -> $RXE_DEV (GIDs $gb, $gr)" "" -d $DEV_B -g "$gb" -D $RXE_DEV -G "$gr" \
-			-t local_op_after_unsignaled_send,send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB
+			-t local_op_after_unsignaled_send,sqd_drain_after_unsignaled_sends,send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB
 	else
 		not_ok "topology (b) interop"
 		diag "$(< /tmp/topo.err)"

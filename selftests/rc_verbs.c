@@ -2060,6 +2060,53 @@ TEST_F(rc, local_op_after_unsignaled_send)
  * completes with IBV_WC_WR_FLUSH_ERR (every WQE after the one in error is
  * flushed), not with its own IBV_WC_LOC_PROT_ERR.
  */
+/*
+ * The same for an SQD drain: unsignaled SENDs were the last to leave,
+ * without AckReq.  Against rdma_rxe, which acknowledges only when asked,
+ * with a local ACK timeout of 0 (no probe timer), the drain ends only if
+ * the requester asks; rc.sh runs this against rdma_rxe.
+ */
+TEST_F(rc, sqd_drain_after_unsignaled_sends)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	struct ibv_sge sg = sge(a, SRC_OFF, 64);
+	struct ibv_qp *evqp = NULL;
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr x;
+	struct ibv_wc wc;
+	int ev, i;
+
+	c.sq_sig_all = 0;
+	c.timeout = 0;
+	connect_pair(_metadata, self, &c);
+	pattern(a->buf + SRC_OFF, 64, 21);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, post_recv(b, i, i * 64, 64));
+	/* A signaled SEND first: the requester has measured a round trip. */
+	ASSERT_EQ(0, post_wr(a, 10, IBV_WR_SEND, &sg, 1, 0, 0, 0, IBV_SEND_SIGNALED));
+	EXPECT_WC(a->cq, wc, 10, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 0, IBV_WC_SUCCESS);
+	for (i = 1; i < 4; i++)
+		ASSERT_EQ(0, post_wr(a, 10 + i, IBV_WR_SEND, &sg, 1, 0, 0, 0, 0));
+	for (i = 1; i < 4; i++) {
+		EXPECT_WC(b->cq, wc, i, IBV_WC_SUCCESS);
+		EXPECT_EQ(0, memcmp(a->buf + SRC_OFF, b->buf + i * 64, 64));
+	}
+	memset(&x, 0, sizeof(x));
+	x.en_sqd_async_notify = 1;
+	ASSERT_EQ(0, to_state(a, IBV_QPS_SQD, IBV_QP_EN_SQD_ASYNC_NOTIFY, &x));
+	ev = async_event(a, 5000, &evqp);
+	EXPECT_EQ(IBV_EVENT_SQ_DRAINED, ev) TH_LOG("async event %d (%s)", ev,
+						   ev < 0 ? "none in 5 s" :
+						   ibv_event_type_str(ev));
+	EXPECT_EQ(a->qp, evqp);
+	ASSERT_EQ(0, ibv_query_qp(a->qp, &x, IBV_QP_STATE, &ia));
+	EXPECT_EQ(IBV_QPS_SQD, x.qp_state);
+	EXPECT_EQ(0, x.sq_draining);
+	EXPECT_NO_WC(a->cq);
+}
+
 TEST_F(rc, bad_rkey_then_bad_lkey_in_one_post)
 {
 	struct side *a = self->a, *b = self->b;
