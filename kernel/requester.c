@@ -1560,7 +1560,9 @@ static void sroce_req_reposition(struct sroce_qp *qp)
 /*
  * The completer moved comp.psn forward: the peer is alive, so the retry
  * counters start over (they count consecutive failures) and the
- * retransmit timer measures from now.
+ * retransmit timer measures from now.  Not rnr_retry's when the progress
+ * came with an RNR NAK (its implied ACK of what came before): the NAKed
+ * request has not been acknowledged, and the NAK took one of its tries.
  */
 void sroce_req_acked(struct sroce_qp *qp)
 {
@@ -1569,7 +1571,8 @@ void sroce_req_acked(struct sroce_qp *qp)
 
 	sroce_req_rtt_sample(req, comp_psn);
 	req->retries_left = req->retry_cnt;
-	req->rnr_retries_left = req->rnr_retry;
+	if (!req->rnr_wait)
+		req->rnr_retries_left = req->rnr_retry;
 	req->window = min_t(u32, req->window +
 			    sroce_psn_diff(req->acked_psn, comp_psn),
 			    req->window_cap);

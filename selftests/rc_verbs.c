@@ -1252,6 +1252,56 @@ TEST_F(rc, rnr_retry_exceeded_then_flush)
  * with WR_FLUSH_ERR, whether the kernel moved the QP there (here: RNR retries
  * exhausted) or the user did (ibv_modify_qp).
  */
+/*
+ * An RNR NAK that also acknowledges the SEND before it (one that asked for
+ * no ACK of its own) still takes one of rnr_retry's tries: with rnr_retry
+ * 1 the SEND is NAKed twice, then fails.  The NAK's implied ACK used to
+ * restore the whole budget, so it took three.
+ */
+TEST_F(rc, rnr_nak_that_acknowledges_an_earlier_send_counts)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	struct ibv_sge sg = sge(a, SRC_OFF, 100);
+	struct ibv_send_wr w[2], *bad;
+	long long before;
+	struct ibv_wc wc;
+
+	c.rnr_retry = 1;
+	c.sq_sig_all = 0;
+	connect_pair(_metadata, self, &c);
+	pattern(a->buf + SRC_OFF, 100, 31);
+	before = hw_counter(a, "comp_rnr_naks");
+	ASSERT_EQ(0, post_recv(b, 1, 0, 100));
+	ASSERT_EQ(0, post_recv(b, 2, 100, 100));
+	/* A signaled SEND first: the requester has measured a round trip. */
+	ASSERT_EQ(0, post_wr(a, 10, IBV_WR_SEND, &sg, 1, 0, 0, 0, IBV_SEND_SIGNALED));
+	EXPECT_WC(a->cq, wc, 10, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 1, IBV_WC_SUCCESS);
+	/* 11 (unsignaled) takes receive 2, 12 finds none: in one post. */
+	memset(w, 0, sizeof(w));
+	w[0].wr_id = 11;
+	w[0].sg_list = &sg;
+	w[0].num_sge = 1;
+	w[0].opcode = IBV_WR_SEND;
+	w[0].next = &w[1];
+	w[1] = w[0];
+	w[1].wr_id = 12;
+	w[1].send_flags = IBV_SEND_SIGNALED;
+	w[1].next = NULL;
+	ASSERT_EQ(0, ibv_post_send(a->qp, w, &bad));
+	EXPECT_WC(b->cq, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_EQ(0, memcmp(a->buf + SRC_OFF, b->buf + 100, 100));
+	EXPECT_WC(a->cq, wc, 12, IBV_WC_RNR_RETRY_EXC_ERR);
+	if (before >= 0) {
+		usleep(50000);	/* the RDMA core caches counters for 10 ms */
+		EXPECT_EQ(before + 2, hw_counter(a, "comp_rnr_naks"))
+			TH_LOG("RNR NAKs taken with rnr_retry 1");
+	}
+	EXPECT_NO_WC(a->cq);
+	EXPECT_NO_WC(b->cq);
+}
+
 TEST_F(rc, receive_posted_in_err_after_async_error_is_flushed)
 {
 	struct side *a = self->a, *b = self->b;
