@@ -645,8 +645,14 @@ static int sroce_tx_batch_slot(struct sroce_dev *sdev,
 	if (!batch)
 		return 0;
 	head = batch->head;
-	/* A route through a device with a longer link header: alone. */
+	/*
+	 * A route through a device with a longer link header: alone.  So
+	 * is a packet IPsec transforms: xfrm segments a list-GSO skb and
+	 * encrypts the segments without completing their UDP checksums
+	 * (CHECKSUM_PARTIAL, sroce_tx_csum()), and the receiver drops them.
+	 */
 	may_join = !local && READ_ONCE(tx_batch) &&
+		   !dst_xfrm(skb_dst(skb)) &&
 		   sroce_tx_unqueued(skb_dst(skb)->dev) &&
 		   skb_headroom(skb) >= sizeof(struct ipv6hdr) +
 			sroce_tx_link_room(skb_dst(skb)->dev);
