@@ -365,11 +365,60 @@ require_sroce_provider() {
 	export RDMAV_DRIVERS=$lib
 }
 
-# require_program PROGRAM SOURCE: skip the test unless the selftest program
-# PROGRAM is built and newer than selftests/SOURCE (make -C selftests)
+# build_program PROGRAM SOURCE: the selftest program PROGRAM (under
+# build/selftests/) is built and newer than selftests/SOURCE, or is built
+# now (make -C selftests PROGRAM).  Returns 0 if so; 2 if this system
+# cannot build it (no make, no compiler, no libibverbs headers, no
+# kselftest_harness.h), 1 if the build failed; BUILD_ERR says why.
+build_program() {
+	local prog=$1 src=$ST_DIR/$2 cc out
+	BUILD_ERR=
+	[[ -x $prog && $prog -nt $src ]] && return 0
+	case $2 in *.cpp) cc=${CXX:-g++} ;; *) cc=${CC:-cc} ;; esac
+	if ! command -v make > /dev/null; then
+		BUILD_ERR="cannot build $prog: no make"
+		return 2
+	fi
+	if ! command -v "$cc" > /dev/null; then
+		BUILD_ERR="cannot build $prog: no compiler $cc"
+		return 2
+	fi
+	if grep -qs 'infiniband/verbs[.]h\|verbs_test[.]h' "$src" &&
+	   ! echo '#include <infiniband/verbs.h>' | "$cc" -E -x c - > /dev/null 2>&1; then
+		BUILD_ERR="cannot build $prog: no libibverbs headers (libibverbs-dev)"
+		return 2
+	fi
+	# the Makefile builds every C program but lat_verbs with the harness
+	if [[ $2 == *.c && $2 != lat_verbs.c && -z ${KSFT:-} ]] &&
+	   ! compgen -G '/usr/src/linux-source-*/tools/testing/selftests/kselftest_harness.h' > /dev/null; then
+		BUILD_ERR="cannot build $prog: no kselftest_harness.h (linux-source)"
+		return 2
+	fi
+	# The one program: another one failing to build is not this test's
+	# business.  OUT: the directory PROGRAM names, so the target matches.
+	if ! out=$(make -s -C "$ST_DIR" OUT="${prog%/*}" "$prog" 2>&1); then
+		BUILD_ERR="make -C selftests $prog failed: $out"
+		return 1
+	fi
+	if [[ ! -x $prog ]]; then
+		BUILD_ERR="make -C selftests $prog left no program: $out"
+		return 1
+	fi
+}
+
+# require_program PROGRAM SOURCE: build_program; skip the test (saying why)
+# if this system cannot build PROGRAM, fail it if the build fails
 require_program() {
-	[[ -x $1 && $1 -nt $ST_DIR/$2 ]] || make -s -C "$ST_DIR" > /dev/null 2>&1 ||
-		skip_all "cannot build $1 (make -C selftests)"
+	local rc=0
+	build_program "$1" "$2" || rc=$?
+	case $rc in
+	0) ;;
+	2) skip_all "$BUILD_ERR" ;;
+	*)
+		not_ok "build $1"
+		diag "$BUILD_ERR"
+		finish ;;
+	esac
 }
 
 # require_modules MOD...: skip the test unless the kernel has every MOD
@@ -523,7 +572,10 @@ gid_index() {
 # Runs a perftest/libibverbs-examples style ping-pong (ibv_rc_pingpong,
 # ibv_ud_pingpong, ...): server PROG on SRV_DEV in SRV_NS, client on CLI_DEV in
 # CLI_NS connecting to SRV_IP, each using the GID of its IP.  Both outputs end
-# up in $PP_OUT.  Succeeds if both exit 0 and the client reports its rate.
+# up in $PP_OUT.  Succeeds if both exit 0, the client reports its rate and
+# neither side says "invalid data": with -c the examples check the first
+# byte of every page they receive, report a wrong one as "invalid data in
+# page N" and still exit 0.
 # The programs' TCP handshake listens on IPv4 only: with IPv6 GIDs, set
 # PP_CONNECT to the server's IPv4 address.
 pingpong() {
@@ -546,9 +598,42 @@ pingpong() {
 	PP_OUT="$prog $*
 server $sdev gid $sgi, exit $src: $(< /tmp/pp.srv)
 client $cdev gid $cgi -> ${PP_CONNECT:-$sip}, exit $crc: $(< /tmp/pp.cli)"
+	if grep -q 'invalid data' /tmp/pp.srv /tmp/pp.cli; then
+		PP_OUT+=$'\n'"(\"invalid data\": a receiver found wrong bytes in a page, above)"
+		return 1
+	fi
 	[[ $src == 0 && $crc == 0 ]] && grep -q 'bytes in' /tmp/pp.cli && return 0
 	[[ $src == 124 || $crc == 124 ]] && PP_OUT+=$'\n'"(exit 124: killed after $(scaled 60) s)"
 	return 1
+}
+
+# rc_data NAME NS ARGS...: build/selftests/rc_verbs ARGS (-d DEV -g GIDX
+# [-D DEV2 -G GIDX2] ...: requester on DEV, responder on DEV2 or on DEV
+# itself) in namespace NS, by default its data tests RC_DATA_TESTS
+# (SENDs, WRITEs and READs of 1 B to 1 MiB, every byte checked; -t in ARGS
+# picks others): one KTAP line, its own KTAP as diagnostics.  No skip:
+# the caller made the devices.  rc_verbs opens both devices in one
+# process, which sees them from any namespace (rdma's shared namespace
+# mode), as in rc.sh.  The test calls require_program "$RC_VERBS"
+# rc_verbs.c first.
+RC_VERBS=$TOP/build/selftests/rc_verbs
+RC_DATA_TESTS=send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB,read_sizes
+rc_data() {
+	local name=$1 ns=$2 out rc=0 t0=$EPOCHREALTIME tests=$RC_DATA_TESTS i
+	shift 2
+	local -a a=("$@")
+	for ((i = 0; i < ${#a[@]}; i++)); do
+		[[ ${a[i]} == -t ]] && tests=
+		if [[ ${a[i]} == -[gG] && -z ${a[i + 1]:-} ]]; then
+			not_ok "$name: no RoCE v2 GID index for ${a[i]}"
+			diag "rc_verbs $*"
+			return 1
+		fi
+	done
+	out=$(in_ns "$ns" timeout "$(scaled 180)" "$RC_VERBS" "$@" ${tests:+-t "$tests"} 2>&1) || rc=$?
+	diag "$out"
+	sub_verdict -n "$name" $rc "$out" "$t0"
+	[[ $rc == 0 ]]
 }
 
 # pingpong_said ARGS...: pingpong, printing $PP_OUT (both sides' output)
@@ -1214,6 +1299,9 @@ pair_run() {
 			echo "guest $PAIR_PEER did not start its server" > /tmp/pair.out
 		fi
 	fi
+	# and after a -c check found wrong bytes ("invalid data in page N")
+	[[ $PAIR_RC == 0 && $kind == pp ]] && grep -q 'invalid data' /tmp/pair.out &&
+		PAIR_RC=invalid-data
 	PAIR_OUT=$(< /tmp/pair.out)
 	out=$(grep -v '^ [A-Z]' /tmp/pair.out | tail -n 12)
 	# the device's counters so far: retransmits, timeouts, drops

@@ -117,7 +117,7 @@ kernel_objects() {
 	local -A n
 	out=$(rdma resource show "$1" 2>&1) || { echo "rdma resource show $1: $out" >&2; return 1; }
 	for k in pd cq qp mr srq ctx; do
-		[[ $out =~ [[:space:]]$k[[:space:]]+([0-9]+) ]] ||
+		[[ $out =~ [[:space:]]${k}[[:space:]]+([0-9]+) ]] ||
 			{ echo "rdma resource show $1 has no $k count: $out" >&2; return 1; }
 		n[$k]=${BASH_REMATCH[1]}
 	done

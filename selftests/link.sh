@@ -266,10 +266,15 @@ rmmod_after_disassociation() {
 	kill $holder_pid 2>/dev/null; wait $holder_pid 2>/dev/null; holder_pid=
 }
 
-if [[ ! -x $HOLDER ]]; then
-	skip "removal while the device is held open" "no $HOLDER (make -C selftests)"
-elif [[ $SROCE_DRIVER == rxe ]]; then
+build_rc=0
+[[ $SROCE_DRIVER == rxe ]] || build_program "$HOLDER" sroce_verbs.c || build_rc=$?
+if [[ $SROCE_DRIVER == rxe ]]; then
 	skip "removal while the device is held open" "rdma_rxe cannot disassociate user contexts"
+elif [[ $build_rc == 2 ]]; then
+	skip "removal while the device is held open" "$BUILD_ERR"
+elif [[ $build_rc != 0 ]]; then
+	not_ok "removal while the device is held open: build $HOLDER"
+	diag "$BUILD_ERR"
 else
 	add="modprobe sroce && rdma link add $D type sroce netdev $L_A"
 	removal_with_holder "rdma link delete" "$add" "rdma link delete $D"

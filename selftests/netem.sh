@@ -65,12 +65,15 @@ ip netns exec $NS_A tc qdisc add dev $VETH_A root netem delay 0ms 2>/dev/null ||
 	skip_all "no netem qdisc (sch_netem)"
 ip netns exec $NS_A tc qdisc del dev $VETH_A root
 
-# sum NAME...: the sum of these counters over both devices
+# sum NAME...: the sum of these counters over both devices; a counter a
+# device does not have fails it (its output then says which)
 sum() {
 	local d n s=0 v
 	for d in $DEV_A $DEV_B; do
 		for n in "$@"; do
-			v=$(port_attr "$d" "hw_counters/$n") && s=$((s + v))
+			v=$(port_attr "$d" "hw_counters/$n" 2>/dev/null) && [[ $v =~ ^[0-9]+$ ]] ||
+				{ echo "$d has no counter $n"; return 1; }
+			s=$((s + v))
 		done
 	done
 	echo $s
@@ -107,10 +110,18 @@ shown=(req_retransmits req_probes req_timeouts comp_naks_seq comp_out_of_order
        comp_held comp_patience_raised resp_seq_naks resp_held resp_duplicates
        resp_dropped rx_bad_icrc)
 # mark NAME...: remember these counters' sums (base); deltas NAME...: how
-# much each grew since (d); delta_line NAME...: "NAME DELTA ..." from d
+# much each grew since (d); delta_line NAME...: "NAME DELTA ..." from d.
+# mark and deltas fail on a missing counter, saying which in CTR_ERR.
 declare -A base d
-mark() { local n; for n in "$@"; do base[$n]=$(sum "$n"); done; }
-deltas() { local n; d=(); for n in "$@"; do d[$n]=$(($(sum "$n") - ${base[$n]})); done; }
+mark() { local n; for n in "$@"; do base[$n]=$(sum "$n") || { CTR_ERR=${base[$n]}; return 1; }; done; }
+deltas() {
+	local n v
+	d=()
+	for n in "$@"; do
+		v=$(sum "$n") || { CTR_ERR=$v; return 1; }
+		d[$n]=$((v - base[$n]))
+	done
+}
 delta_line() { local n l=''; for n in "$@"; do l+=" $n ${d[$n]}"; done; echo "${l# }"; }
 
 # KEY | NAME | netem arguments | counters that must have moved (their sum)
@@ -118,6 +129,28 @@ delta_line() { local n l=''; for n in "$@"; do l+=" $n ${d[$n]}"; done; echo "${
 # With netem on, sroce sends every packet as its own skb: it forms no
 # transmit batches (transmit.c) towards a device with a qdisc, so netem
 # drops, reorders, duplicates and corrupts packets, as a wire would.
+CASES=$(cat <<'EOF2'
+loss1|loss 1%|loss 1%|req_retransmits
+loss5|loss 5%|loss 5%|req_retransmits
+reorder|reorder 25%|delay 2ms reorder 75% 50%|resp_seq_naks comp_out_of_order resp_duplicates|resp_held comp_held
+duplicate|duplicate 5%|duplicate 5%|resp_duplicates comp_duplicates
+corrupt|corrupt 1%|corrupt 1%|rx_bad_icrc rx_bad_header rx_bad_opcode rx_no_qp rx_bad_qp_type rx_bad_pkey req_retransmits
+jitter|delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_duplicates req_retransmits|resp_held comp_held comp_patience_raised
+EOF2
+)
+delay_shown=(comp_duplicates tx_packets resp_read_in_flight)
+
+# Every counter this test reads exists on both devices: a renamed or lost
+# counter would otherwise count as 0 and pass or fail for no reason.
+ctrs=$(cut -d'|' -f4,5 <<< "$CASES" | tr '|' ' ')
+if err=$(sum "${shown[@]}" "${delay_shown[@]}" tx_batches $ctrs); then
+	ok "the counters the cases read exist on $DEV_A and $DEV_B"
+else
+	not_ok "the counters the cases read exist on $DEV_A and $DEV_B"
+	diag "$err"
+	finish
+fi
+
 while IFS='|' read -r key name args moved each; do
 	[[ -z $name || " $cases " != *" $key "* ]] && continue
 	# Resolve both neighbours on the clean link first: pktgen's
@@ -127,13 +160,21 @@ while IFS='|' read -r key name args moved each; do
 	in_ns $NS_A ping -c 1 -W 2 $IP4_B > /dev/null 2>&1
 	in_ns $NS_B ping -c 1 -W 2 $IP4_A > /dev/null 2>&1
 	netem_both $args
-	before=$(sum $moved)
-	mark "${shown[@]}"
+	CTR_ERR=
+	if ! before=$(sum $moved) || ! mark "${shown[@]}"; then
+		not_ok "$name: ${CTR_ERR:-$before}"
+		netem_off
+		continue
+	fi
 	t0=$EPOCHREALTIME rc=0
 	out=$(timeout "$(scaled 150)" "$PKTGEN" -d $DEV_A -g "$ga" -D $DEV_B -G "$gb" -T "$mib" 2>&1) || rc=$?
 	gp=$(goodput "$out")
-	after=$(sum $moved)
-	deltas "${shown[@]}"
+	CTR_ERR=
+	if ! after=$(sum $moved) || ! deltas "${shown[@]}"; then
+		not_ok "$name: ${CTR_ERR:-$after}"
+		netem_off
+		continue
+	fi
 	still=''
 	for n in $each; do
 		((d[$n] > 0)) || still+=" $n"
@@ -146,14 +187,7 @@ while IFS='|' read -r key name args moved each; do
 	diag "$(grep -E '^(not )?ok|^# ' <<< "$out" | head -5)"
 	diag "$moved: +$((after - before)); $(delta_line "${shown[@]}")"
 	netem_off
-done <<'EOF2'
-loss1|loss 1%|loss 1%|req_retransmits
-loss5|loss 5%|loss 5%|req_retransmits
-reorder|reorder 25%|delay 2ms reorder 75% 50%|resp_seq_naks comp_out_of_order resp_duplicates|resp_held comp_held
-duplicate|duplicate 5%|duplicate 5%|resp_duplicates comp_duplicates
-corrupt|corrupt 1%|corrupt 1%|rx_bad_icrc rx_bad_header rx_bad_opcode rx_no_qp rx_bad_qp_type rx_bad_pkey req_retransmits
-jitter|delay 2ms jitter 1ms|delay 2ms 1ms|resp_seq_naks comp_out_of_order resp_duplicates req_retransmits|resp_held comp_held comp_patience_raised
-EOF2
+done <<< "$CASES"
 
 # delay: a round trip longer than the probe floor, nothing lost.  Each
 # operation's probes must stay under 1 per 1000 packets sent, its resends under
@@ -175,21 +209,22 @@ EOF2
 # outstanding READs); each costs a window, which the bounds still count.
 # Printed too: READ requests for responses still on their way, which the
 # responder let pass (resp_read_in_flight).
-delay_shown=(comp_duplicates tx_packets resp_read_in_flight)
+# (delay_shown: defined above the cases)
 if [[ " $cases " == *" delay "* ]]; then
 	netem_both delay 10ms limit 10000
 	for prog in ib_write_bw ib_read_bw ib_send_bw; do
-		mark "${shown[@]}" "${delay_shown[@]}"
+		mark "${shown[@]}" "${delay_shown[@]}" || { not_ok "delay 10ms: $prog: $CTR_ERR"; continue; }
 		perftest_pair "delay 10ms: $prog 64 KiB x 200" $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A \
 			$prog -s 65536 -n 200 -m 1024 || continue
-		deltas "${shown[@]}" "${delay_shown[@]}"
+		deltas "${shown[@]}" "${delay_shown[@]}" || { not_ok "delay 10ms: $prog: $CTR_ERR"; continue; }
 		sent=${d[tx_packets]} probes=${d[req_probes]}
 		resent=${d[req_retransmits]} replayed=${d[comp_duplicates]}
 		need=$((sent - resent - replayed))
 		line="$prog: $resent resends and $replayed replayed responses, $probes probes,"
 		line+=" ${d[req_timeouts]} ACK timeouts for $sent packets sent"
+		# sent > 0: a transfer the counters did not see proves nothing
 		verdict "delay 10ms: $prog: probes under 0.1 %, resends under 5 %, replayed responses under 25 %" \
-			"$line" $((probes * 1000 <= sent && resent * 20 <= need && replayed * 4 <= need))
+			"$line" $((sent > 0 && need > 0 && probes * 1000 <= sent && resent * 20 <= need && replayed * 4 <= need))
 		diag "$prog: $(delta_line "${shown[@]}" "${delay_shown[@]}")"
 	done
 	netem_off
@@ -216,17 +251,17 @@ fi
 if [[ " $cases " == *" slow "* ]]; then
 	netem_both rate 16mbit limit 10000
 	for prog in ib_write_bw ib_read_bw; do
-		mark "${shown[@]}" "${delay_shown[@]}" tx_batches
+		mark "${shown[@]}" "${delay_shown[@]}" tx_batches || { not_ok "slow link: $prog: $CTR_ERR"; continue; }
 		perftest_pair "slow link: $prog 64 KiB x 48, QP timeout 16.8 ms" \
 			$NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A \
 			$prog -s 65536 -n 48 -m 1024 -u 12 || { diag "$(tail -3 /tmp/pt.cli)"; continue; }
-		deltas "${shown[@]}" "${delay_shown[@]}" tx_batches
+		deltas "${shown[@]}" "${delay_shown[@]}" tx_batches || { not_ok "slow link: $prog: $CTR_ERR"; continue; }
 		sent=${d[tx_packets]} resent=${d[req_retransmits]} replayed=${d[comp_duplicates]}
 		need=$((sent - resent - replayed))
 		line="$prog: ${d[req_timeouts]} ACK timeouts, $resent resends and $replayed replayed"
 		line+=" responses for $sent packets sent, ${d[tx_batches]} batches"
 		verdict "slow link: $prog: resends under 5 %, no batch" \
-			"$line" $(((resent + replayed) * 20 <= need && d[tx_batches] == 0))
+			"$line" $((sent > 0 && need > 0 && (resent + replayed) * 20 <= need && d[tx_batches] == 0))
 		diag "$prog: $(delta_line "${shown[@]}" "${delay_shown[@]}")"
 	done
 	netem_off

@@ -136,11 +136,21 @@ connect() {
 	return 1
 }
 
+# disconnect NAME: nvme disconnect says it disconnected one controller, and
+# the block device is gone within 10 s
 disconnect() {
-	local out
+	local out said
 	out=$(nvme disconnect -n "$NQN" 2>&1)
-	check_eq "$1" "disconnected 1 controller(s)" "$(grep -o 'disconnected [0-9]* controller(s)' <<< "$out")" &&
-		wait_until 10 eval '! nvme_blockdev > /dev/null'
+	said=$(grep -o 'disconnected [0-9]* controller(s)' <<< "$out")
+	if [[ $said != "disconnected 1 controller(s)" ]]; then
+		not_ok "$1"
+		diag "nvme disconnect -n $NQN: expected 'disconnected 1 controller(s)', got: $out"
+	elif ! wait_until 10 eval '! nvme_blockdev > /dev/null'; then
+		not_ok "$1: $(nvme_blockdev) still there 10 s after it"
+		diag "$out"
+	else
+		ok "$1"
+	fi
 }
 
 # case_run LABEL TARGET_IP HOST_IP QPS_A QPS_B: connect, check the QPs are

@@ -152,9 +152,21 @@ PKTGEN=$TOP/build/selftests/pktgen
 # resolves the peer's MAC with one ARP try, which the loss could eat.
 in_ns $NS_A ping -c 1 -W 2 $IP4_B > /dev/null 2>&1
 in_ns $NS_B ping -c 1 -W 2 $IP4_A > /dev/null 2>&1
-if [[ $have_trace == 1 && -x $PKTGEN ]] && modprobe sch_netem 2>/dev/null &&
-   tc -n $NS_A qdisc add dev $VETH_A root netem loss $LOSS &&
-   tc -n $NS_B qdisc add dev $VETH_B root netem loss $LOSS; then
+build_rc=0
+build_program "$PKTGEN" pktgen.cpp || build_rc=$?
+if [[ $build_rc == 1 ]]; then
+	not_ok "lossy link: build $PKTGEN"
+	diag "$BUILD_ERR"
+elif [[ $build_rc == 2 ]]; then
+	skip "lossy link" "$BUILD_ERR"
+elif [[ $have_trace != 1 ]]; then
+	skip "lossy link" "no sroce tracepoints"
+elif ! err=$({ modprobe sch_netem &&
+	       tc -n $NS_A qdisc add dev $VETH_A root netem loss $LOSS &&
+	       tc -n $NS_B qdisc add dev $VETH_B root netem loss $LOSS; } 2>&1); then
+	skip "lossy link" "no netem (sch_netem): $err"
+	tc -n $NS_A qdisc del dev $VETH_A root 2>/dev/null
+else
 	echo > $TRACING/trace
 	echo 1 > $TRACING/events/sroce/enable
 	snap A0 $DEV_A && snap B0 $DEV_B
@@ -186,8 +198,6 @@ if [[ $have_trace == 1 && -x $PKTGEN ]] && modprobe sch_netem 2>/dev/null &&
 	ev=$(grep -c "sroce_retransmit: " <<< "$trace")
 	check_ge "go-back-N traced (sroce_retransmit)" 1 "$ev"
 	diag "$(grep -m3 -E 'sroce_(retransmit|nak_sent|nak_rcvd|ack_timeout):' <<< "$trace")"
-else
-	skip "lossy link" "no tracepoints, no $PKTGEN or no netem (sch_netem)"
 fi
 
 # ---- resources of a running program ------------------------------------------------

@@ -3,7 +3,8 @@
 #
 # teardown.sh: teardown under traffic, on topology (a).  Each way of
 # tearing down runs in a loop while an ibv_rc_pingpong pair (data checked
-# with -c) moves 64 KiB messages between sroce0 and sroce1:
+# with -c) moves 64 KiB messages between sroce0 and sroce1 (each teardown
+# starts once the client's RC QP is in RTS and sroce0's tx_packets grow):
 #   link     `rdma link delete sroce0`, then the processes are killed
 #   netdev   `ip link del` of sroce0's veth end (the device goes with it)
 #   netns    the veth end moves to another namespace (the device goes)
@@ -80,9 +81,17 @@ start_traffic() {
 	ip netns exec $NS_A ibv_rc_pingpong -d $DEV_A -g "$cgi" -p $port -n 100000000 -s 65536 -c \
 		$IP4_B > /tmp/td.cli 2>&1 &
 	pids+=($!)
-	# connected: both QPs in RTS
-	_td_rts() { [[ $(rdma resource show qp link $DEV_A/1 2>/dev/null) == *RTS* ]]; }
-	wait_until 15 _td_rts
+	# connected: the client's RC QP in RTS (not QP1, the GSI QP, which
+	# the MAD layer keeps in RTS whatever runs)
+	_td_rts() {
+		rdma resource show qp link $DEV_A/1 2>/dev/null |
+			grep ' type RC ' | grep ' state RTS ' | grep -q ibv_rc_pingpong
+	}
+	wait_until 15 _td_rts || { echo "no RC QP of ibv_rc_pingpong in RTS on $DEV_A"; return 1; }
+	# under traffic: the client's device sends
+	tx0=$(port_attr $DEV_A hw_counters/tx_packets) || { echo "$DEV_A has no tx_packets counter"; return 1; }
+	_td_sending() { (($(port_attr $DEV_A hw_counters/tx_packets) > tx0)); }
+	wait_until 15 _td_sending || { echo "$DEV_A sent nothing in 15 s (tx_packets $tx0)"; return 1; }
 }
 
 # readd: bring topology (a) back where a teardown took a part of it away
@@ -109,10 +118,13 @@ refcnt0=$(< /sys/module/sroce/refcnt)
 slab0=$(slab_total)
 cp /proc/slabinfo /tmp/td.slab0
 
-# way NAME: one iteration of teardown NAME under traffic; 0 if it went right
-way() {
+# way NAME: one iteration of teardown NAME under traffic; 0 if it went
+# right.  It runs in a subshell (its output is the failure's message), the
+# only one that knows the traffic's processes: it stops them on a failure.
+way() { _way "$@" && return 0; stop_traffic; return 1; }
+_way() {
 	local name=$1 out
-	start_traffic || { echo "traffic did not start: $(< /tmp/td.cli)"; return 1; }
+	start_traffic || { echo "traffic did not start: server: $(< /tmp/td.srv) client: $(< /tmp/td.cli)"; return 1; }
 	sleep 0.$((RANDOM % 9 + 1))
 	case $name in
 	link)
@@ -142,6 +154,8 @@ way() {
 		_td_noqp() { [[ $(rdma resource show qp link $DEV_A/1 2>/dev/null) != *ibv_rc_pingpong* ]]; }
 		wait_until 10 _td_noqp || { echo "a killed process's QP is still there"; return 1; } ;;
 	esac
+	# -c: what arrived before the teardown was right
+	! grep -h 'invalid data' /tmp/td.srv /tmp/td.cli || return 1
 	readd || { echo "re-adding the device failed"; return 1; }
 }
 
@@ -165,10 +179,16 @@ for w in $ways; do
 	fi
 done
 
-# Nothing left behind.
-check_eq "no QP, CQ, MR or PD left on $DEV_A/$DEV_B" "" \
-	"$({ rdma resource show qp; rdma resource show cq; rdma resource show mr; rdma resource show pd; } |
-	    grep -E "($DEV_A|$DEV_B)[/ ].*comm [^[]")"
+# Nothing left behind (rdma itself must answer: an empty listing from a
+# failing rdma proves nothing).
+if res=$({ rdma resource show qp && rdma resource show cq && rdma resource show mr &&
+	   rdma resource show pd; } 2>/tmp/td.rdma); then
+	check_eq "no QP, CQ, MR or PD left on $DEV_A/$DEV_B" "" \
+		"$(grep -E "($DEV_A|$DEV_B)[/ ].*comm [^[]" <<< "$res")"
+else
+	not_ok "no QP, CQ, MR or PD left on $DEV_A/$DEV_B: rdma resource show failed"
+	diag "$(< /tmp/td.rdma)"
+fi
 check_eq "module reference count back to $refcnt0 (module reloaded by rmmod way)" "$refcnt0" "$(< /sys/module/sroce/refcnt)"
 # It sleeps on completion events (-e): two busy-polling ping-pongs on the
 # guest's two vCPUs starve the softirqs that carry their ACKs, and on the

@@ -2,7 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # traffic.sh: data over sroce on the three standard topologies, with the
-# libibverbs example programs checking the received bytes (-c):
+# libibverbs example programs checking the received bytes (-c: the first
+# of each page) and, where only they did (ESP, bridge, loopback, rdma_rxe),
+# build/selftests/rc_verbs' data tests too (SENDs, WRITEs and READs of
+# 1 B to 1 MiB, every byte checked; rc.sh runs them on the plain pair):
 #   (a) sroce <-> sroce: RC over the IPv4 and the IPv6 GID, RC with CQ
 #       events, RC at MTU 4096 with 64 KiB messages
 #   (UD joins when the UD datapath exists: the kernel refuses UD QPs today.)
@@ -21,6 +24,7 @@
 if [[ $SROCE_DRIVER == sroce ]]; then
 	require_sroce_provider
 fi
+require_program "$RC_VERBS" rc_verbs.c
 trap 'topo_cleanup; sroce_unload; rmmod rdma_rxe 2>/dev/null' EXIT
 ICRC_ALWAYS=/sys/module/sroce/parameters/tx_icrc_always
 dmesg_mark
@@ -121,6 +125,8 @@ if topo_pair 2>/tmp/topo.err; then
 	if ipsec_on 2>/tmp/ipsec.err; then
 		ca=$(icrc_counts $DEV_A) cb=$(icrc_counts $DEV_B)
 		pp "RC over ESP, 4 KiB x 100, checked" ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 100 -s 4096
+		rc_data "rc_verbs data tests over ESP, $DEV_A -> $DEV_B" $NS_A \
+			-d $DEV_A -g "$(gid_index $DEV_A $IP4_A)" -D $DEV_B -G "$(gid_index $DEV_B $IP4_B)"
 		esp=$(in_ns $NS_B ip -s xfrm state | awk '/lifetime current/ { getline; n += $1 } END { print n + 0 }')
 		ipsec_off
 		check_ge "(a) over ESP: $NS_B's ESP states carried the RoCE packets (bytes)" 100000 "$esp"
@@ -157,6 +163,8 @@ then
 	ok "topology (d)"
 	ca=$(icrc_counts $DEV_A)
 	pp "RC to sroce on a bridge, 4 KiB x 200, checked" ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 200 -s 4096
+	rc_data "rc_verbs data tests to sroce on a bridge, $DEV_A -> $DEV_B" $NS_A \
+		-d $DEV_A -g "$(gid_index $DEV_A $IP4_A)" -D $DEV_B -G "$(gid_index $DEV_B $IP4_B)"
 	icrc_check "(d) to a bridge port: every packet's ICRC computed and checked" $DEV_A "$ca" none none
 else
 	not_ok "topology (d)"
@@ -168,6 +176,7 @@ if topo_loopback 2>/tmp/topo.err; then
 	ok "topology (c)"
 	ca=$(icrc_counts $DEV_A)
 	pp "loopback RC, 4 KiB x 200" ibv_rc_pingpong $NS_A $DEV_A $IP4_A $NS_A $DEV_A $IP4_A -c -n 200 -s 4096
+	rc_data "rc_verbs data tests, loopback $DEV_A" $NS_A -d $DEV_A -g "$(gid_index $DEV_A $IP4_A)"
 	icrc_check "(c) loopback: no packet's ICRC computed or checked" $DEV_A "$ca" all all
 	echo 1 > $ICRC_ALWAYS
 	ca=$(icrc_counts $DEV_A)
@@ -185,6 +194,9 @@ if topo_interop 2>/tmp/topo.err; then
 	cb=$(icrc_counts $DEV_B)
 	pp "interop RC, sroce server <- rxe client" ibv_rc_pingpong $NS_B $DEV_B $IP4_B "" $RXE_DEV $IP4_A -c -n 200 -s 4096
 	pp "interop RC, rxe server <- sroce client" ibv_rc_pingpong "" $RXE_DEV $IP4_A $NS_B $DEV_B $IP4_B -c -n 200 -s 4096
+	gb=$(gid_index $DEV_B $IP4_B) gr=$(gid_index $RXE_DEV $IP4_A)
+	rc_data "rc_verbs data tests, sroce $DEV_B -> rxe $RXE_DEV" "" -d $DEV_B -g "$gb" -D $RXE_DEV -G "$gr"
+	rc_data "rc_verbs data tests, rxe $RXE_DEV -> sroce $DEV_B" "" -d $RXE_DEV -g "$gr" -D $DEV_B -G "$gb"
 	icrc_check "(b) with rdma_rxe: every packet's ICRC computed and checked" $DEV_B "$cb" none none
 else
 	not_ok "topology (b)"

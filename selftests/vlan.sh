@@ -4,7 +4,9 @@
 # vlan.sh: RoCE over an 802.1Q VLAN (id 77 on the standard veth pair).  As
 # with rdma_rxe and RoCE NICs, the device sits on the real netdev and the
 # VLAN netdev's addresses are GIDs of it; traffic with such a GID is tagged.
-# RC, UC and UD data checked by the example programs; over rdma_cm rping -V,
+# RC, UC and UD data checked by the example programs, RC also by
+# build/selftests/rc_verbs' data tests (every byte of SENDs, WRITEs and
+# READs of 1 B to 1 MiB, IPv4 and IPv6, and sroce to rdma_rxe); over rdma_cm rping -V,
 # ucmatose and udaddy (IPv4 and IPv6), mckey, perftest -R (RC, UD, UC);
 # sroce <-> sroce and against rdma_rxe on the VLAN both ways.  The VLAN netdev's own packet counter shows the traffic took it, and
 # a device on a VLAN netdev is refused with a clear message.  Then, with the
@@ -16,6 +18,7 @@
 if [[ $SROCE_DRIVER == sroce ]]; then
 	require_sroce_provider
 fi
+require_program "$RC_VERBS" rc_verbs.c
 modprobe 8021q 2>/dev/null
 trap 'topo_cleanup; sroce_unload; rmmod rdma_rxe 2>/dev/null' EXIT
 dmesg_mark
@@ -43,8 +46,10 @@ link set $dev.$VID up
 EOT
 }
 
-# rx_pkts NS NETDEV
+# rx_pkts NS NETDEV, rx_bytes NS NETDEV (a transmit batch is one skb, one
+# "packet" here; its bytes are all counted)
 rx_pkts() { in_ns "$1" cat "/sys/class/net/$2/statistics/rx_packets"; }
+rx_bytes() { in_ns "$1" cat "/sys/class/net/$2/statistics/rx_bytes"; }
 
 pp() {
 	local name=$1 t0=$EPOCHREALTIME
@@ -65,7 +70,7 @@ if ip netns add $NS_A && ip netns add $NS_B &&
    _topo_link $NS_A $DEV_A sroce $VETH_A && _topo_link $NS_B $DEV_B sroce $VETH_B &&
    _topo_wait_active $DEV_A && _topo_wait_active $DEV_B 2>/tmp/topo.err; then
 	ok "VLAN $VID topology, $DEV_A on $VETH_A, $DEV_B on $VETH_B"
-	check_fails "a device on a VLAN netdev is refused" "" \
+	check_fails "a device on a VLAN netdev is refused" "invalid argument" \
 		ip netns exec $NS_A rdma link add sroce9 type sroce netdev $VL_A
 	if dmesg | tail -n 5 | grep -q "$VL_A is a VLAN netdev; create the device on $VETH_A"; then
 		ok "the refusal names the real netdev (kernel log)"
@@ -83,6 +88,14 @@ if ip netns add $NS_A && ip netns add $NS_B &&
 	fi
 	pp "UD over VLAN, 1 KiB x 50, checked" ibv_ud_pingpong $NS_B $DEV_B $V4_B $NS_A $DEV_A $V4_A -c -n 50 -s 1024
 	PP_CONNECT=$V4_B pp "RC over VLAN, IPv6 GIDs" ibv_rc_pingpong $NS_B $DEV_B $V6_B $NS_A $DEV_A $V6_A -c -n 50 -s 4096
+	before=$(rx_bytes $NS_B $VL_B)
+	rc_data "rc_verbs data tests over VLAN, IPv4 GIDs" $NS_A \
+		-d $DEV_A -g "$(gid_index $DEV_A $V4_A)" -D $DEV_B -G "$(gid_index $DEV_B $V4_B)"
+	rc_data "rc_verbs data tests over VLAN, IPv6 GIDs" $NS_A \
+		-d $DEV_A -g "$(gid_index $DEV_A $V6_A)" -D $DEV_B -G "$(gid_index $DEV_B $V6_B)"
+	after=$(rx_bytes $NS_B $VL_B)
+	# their 1 MiB SENDs and WRITEs alone are 4 MiB towards $DEV_B
+	check_ge "the rc_verbs traffic came in on $VL_B (bytes)" 4194304 $((after - before))
 	cm_pair "rping -V over VLAN, IPv4" $NS_A "rping -s -a $V4_A -V -C 30" \
 		$NS_B "rping -c -a $V4_A -V -C 30"
 	cm_pair "rping -V over VLAN, IPv6" $NS_A "rping -s -a $V6_A -V -C 30" \
@@ -135,6 +148,8 @@ if modprobe rdma_rxe && ip netns add $NS_B &&
 	ok "VLAN $VID interop topology, $RXE_DEV on $VETH_A, $DEV_B on $VETH_B"
 	pp "interop RC over VLAN, sroce server <- rxe client" ibv_rc_pingpong $NS_B $DEV_B $V4_B "" $RXE_DEV $V4_A -c -n 50 -s 4096
 	pp "interop RC over VLAN, rxe server <- sroce client" ibv_rc_pingpong "" $RXE_DEV $V4_A $NS_B $DEV_B $V4_B -c -n 50 -s 4096
+	rc_data "interop rc_verbs data tests over VLAN, sroce $DEV_B -> rxe $RXE_DEV" "" \
+		-d $DEV_B -g "$(gid_index $DEV_B $V4_B)" -D $RXE_DEV -G "$(gid_index $RXE_DEV $V4_A)"
 	pp "interop UD over VLAN, sroce server <- rxe client" ibv_ud_pingpong $NS_B $DEV_B $V4_B "" $RXE_DEV $V4_A -c -n 50 -s 1024
 	cm_pair "interop rping -V over VLAN, rxe server <- sroce client" "" "rping -s -a $V4_A -V -C 30" \
 		$NS_B "rping -c -a $V4_A -V -C 30"
