@@ -1995,9 +1995,10 @@ void sroce_requester_reset(struct sroce_qp *qp)
 }
 
 /*
- * On every transition into RTS.  The first one takes the send PSN; all of
- * them take the attributes that may change in RTS -> RTS (timeout, retry
- * counts).  Then kick: WQEs may have been posted before.
+ * On every transition into RTS.  The first one takes the send PSN and
+ * fills the retry budgets; all of them take the attributes that SQD -> SQD
+ * may have changed (timeout, retry counts).  Then kick: WQEs may have
+ * been posted before.
  */
 void sroce_requester_start(struct sroce_qp *qp)
 {
@@ -2008,6 +2009,9 @@ void sroce_requester_start(struct sroce_qp *qp)
 
 	spin_lock_bh(&req->lock);
 	if (!req->started) {
+		/* The budgets start full (sroce_req_acked() refills them). */
+		req->retries_left = attr->retry_cnt & 7;
+		req->rnr_retries_left = attr->rnr_retry & 7;
 		req->psn = attr->sq_psn & SROCE_PSN_MASK;
 		req->psn_max = req->psn;
 		req->acked_psn = req->psn;
@@ -2029,10 +2033,16 @@ void sroce_requester_start(struct sroce_qp *qp)
 	 * NAKs it: an error completion instead of a hang.
 	 */
 	req->max_rd_atomic = max_t(u32, attr->max_rd_atomic, 1);
+	/*
+	 * Later transitions (RTS -> RTS, SQD -> RTS) leave what is left of
+	 * the budgets: they count consecutive failures, and a modify in the
+	 * middle of a recovery is not an answer from the peer.  A smaller
+	 * count (SQD -> SQD may change it) caps what is left.
+	 */
 	req->retry_cnt = attr->retry_cnt & 7;
 	req->rnr_retry = attr->rnr_retry & 7;
-	req->retries_left = req->retry_cnt;
-	req->rnr_retries_left = req->rnr_retry;
+	req->retries_left = min(req->retries_left, req->retry_cnt);
+	req->rnr_retries_left = min(req->rnr_retries_left, req->rnr_retry);
 	/*
 	 * 4.096 us * 2^timeout, 0 = infinite.  At least two jiffies: one
 	 * may expire at the very next tick.

@@ -2306,6 +2306,47 @@ static void bad_rkey_nak_lost(struct __test_metadata *_metadata, FIXTURE_DATA(rc
 	bad_rkey(_metadata, self, &c, op, 2000, IBV_WC_RETRY_EXC_ERR);
 }
 
+/*
+ * RTS -> RTS modifies (access flags) every 2 ms while the requester times
+ * out against a destroyed peer: they do not restore its retry budget, so
+ * the SEND still fails with RETRY_EXC_ERR after retry_cnt (1) resends.
+ * Each modify used to refill the budget, keeping the QP retrying as long
+ * as they came.
+ */
+TEST_F(rc, rts_to_rts_keeps_the_retry_budget)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	struct ibv_qp_attr x;
+	uint64_t end;
+	struct ibv_wc wc;
+	int n = 0, got = 0;
+
+	c.retry_cnt = 1;
+	c.timeout = 10;	/* 4.2 ms; at least two jiffies */
+	connect_pair(_metadata, self, &c);
+	ASSERT_EQ(0, ibv_destroy_qp(b->qp));
+	b->qp = NULL;
+	ASSERT_EQ(0, post_simple(a, 16, IBV_WR_SEND, 0, 100, b, 0));
+	end = now_ms() + 5000;
+	while (!(got = poll_wc(a->cq, &wc, 0))) {
+		ASSERT_LT(now_ms(), end) TH_LOG("still retrying after %d RTS -> RTS modifies", n);
+		memset(&x, 0, sizeof(x));
+		x.qp_access_flags = n++ & 1 ? ALL_ACCESS : IBV_ACCESS_LOCAL_WRITE;
+		if (to_state(a, IBV_QPS_RTS, IBV_QP_ACCESS_FLAGS, &x)) {
+			/* In ERR already: the completion is on its way. */
+			got = poll_wc(a->cq, &wc, WC_WAIT_MS);
+			break;
+		}
+		usleep(2000);
+	}
+	ASSERT_EQ(1, got);
+	EXPECT_EQ(16, wc.wr_id);
+	EXPECT_EQ(IBV_WC_RETRY_EXC_ERR, wc.status) TH_LOG("%s", ibv_wc_status_str(wc.status));
+	TH_LOG("RETRY_EXC_ERR after %d RTS -> RTS modifies", n);
+	EXPECT_QP_STATE_SOON(a, IBV_QPS_ERR);
+}
+
 TEST_F(rc, write_bad_rkey_nak_lost)
 {
 	bad_rkey_nak_lost(_metadata, self, IBV_WR_RDMA_WRITE);
