@@ -65,6 +65,7 @@ struct sroce_mr {
 	 */
 	u32 num_mw;
 	u8 mw_type;
+	bool mw_dead;		/* window deallocated: binds refused */
 	u32 mw_qpn;
 	struct sroce_mr *parent;
 	refcount_t ref;

@@ -49,8 +49,14 @@ int sroce_dealloc_mw(struct ib_mw *ibmw)
 	struct sroce_dev *sdev = to_sdev(ibmw->device);
 	struct sroce_mr *win = to_smw(ibmw)->win;
 
+	/*
+	 * A bind that looked the window up before us may take mw_lock after
+	 * us: mw_dead refuses it, or the MR would count a window that no
+	 * longer exists and could never be deregistered.
+	 */
 	spin_lock_bh(&sdev->mw_lock);
 	sroce_mw_unbind_locked(win);
+	win->mw_dead = true;
 	spin_unlock_bh(&sdev->mw_lock);
 	sroce_mr_release(sdev, win);
 	return 0;
@@ -73,7 +79,7 @@ static enum ib_wc_status sroce_mw_bind_locked(struct sroce_qp *qp,
 	struct ib_pd *pd = qp->ibqp.pd;
 	bool type1 = win->mw_type == 1;
 
-	if (win->ibmr.pd != pd || type1 != by_verb)
+	if (win->mw_dead || win->ibmr.pd != pd || type1 != by_verb)
 		return IB_WC_MW_BIND_ERR;
 	if (win->mw_type == 2 && win->valid)
 		return IB_WC_MW_BIND_ERR;
@@ -175,15 +181,21 @@ int sroce_key_invalidate(struct sroce_qp *qp, u32 key, bool remote)
 	return err;
 }
 
-/* Access through window @win: its MR with a reference, or NULL. */
+/*
+ * Access through window @win, found by @rkey: its MR with a reference, or
+ * NULL.  The key is compared again under mw_lock: a re-bind between the
+ * lookup and here changed it, and the old key must not use the new
+ * binding (IBA 10.6.7).
+ */
 static struct sroce_mr *sroce_mw_resolve(struct sroce_qp *qp,
-					 struct sroce_mr *win, u64 va,
-					 u64 len, int access)
+					 struct sroce_mr *win, u32 rkey,
+					 u64 va, u64 len, int access)
 {
 	struct sroce_mr *mr = NULL;
 
 	spin_lock_bh(&qp->sdev->mw_lock);
-	if (!win->valid || win->ibmr.pd != sroce_qp_pd(qp) ||
+	if (!win->valid || win->key != rkey ||
+	    win->ibmr.pd != sroce_qp_pd(qp) ||
 	    (win->mw_type == 2 && win->mw_qpn != qp->ibqp.qp_num) ||
 	    (win->access & access) != access)
 		goto out;
@@ -208,7 +220,7 @@ struct sroce_mr *sroce_rkey_get(struct sroce_qp *qp, u32 rkey, u64 va,
 	if (!mr)
 		return NULL;
 	if (mr->type == SROCE_MR_MW) {
-		target = sroce_mw_resolve(qp, mr, va, len, access);
+		target = sroce_mw_resolve(qp, mr, rkey, va, len, access);
 		sroce_mr_put(mr);
 		return target;
 	}
