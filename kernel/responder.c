@@ -1449,8 +1449,8 @@ static void sroce_resp_ud_grh(const struct sk_buff *skb,
 
 /*
  * A UD message: one packet, no sequence, no acknowledgment.  One that
- * cannot be delivered (wrong Q_Key, no receive WQE) is dropped; one that
- * does not fit its receive WQE completes it with IB_WC_LOC_LEN_ERR.
+ * cannot be delivered (wrong Q_Key, no receive WQE, no room in it) is
+ * dropped; a receive WQE it did not fit stays for the next one.
  */
 static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb)
 {
