@@ -98,6 +98,7 @@ int sroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct sroce_cq *cq = to_scq(ibcq);
+	struct sroce_resize_cq_resp resp;
 	struct sroce_ring fresh, old;
 	unsigned long flags;
 	u32 used, consumer, i;
@@ -106,6 +107,9 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	err = sroce_cq_check_size(cqe);
 	if (err)
 		return err;
+	/* Before anything changes: a refusal leaves the CQ as it was. */
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
 
 	err = sroce_ring_alloc(&fresh, sroce_udata_uctx(udata), cqe,
 			       SROCE_CQE_SIZE);
@@ -127,22 +131,19 @@ int sroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 	fresh.hdr->producer = cq->producer;
 	old = cq->ring;
 	cq->ring = fresh;
+	/* Of this ring, not of one a concurrent resize put in its place. */
+	if (udata)
+		sroce_ring_get_info(&fresh, &resp.cq);
+	ibcq->cqe = sroce_ring_size(&fresh);
 	spin_unlock_irqrestore(&cq->lock, flags);
 
 	/*
-	 * Tell the provider last: if that fails it keeps using the old
+	 * Tell the provider last: if the copy faults it keeps using the old
 	 * ring, which stays mapped in its address space but is dead.
 	 */
-	if (udata) {
-		struct sroce_resize_cq_resp resp;
-
-		sroce_ring_get_info(&cq->ring, &resp.cq);
-		err = udata->outlen < sizeof(resp) ? -EINVAL :
-		      ib_copy_to_udata(udata, &resp, sizeof(resp));
-	}
+	if (udata)
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 	sroce_ring_free(&old);
-	if (!err)
-		ibcq->cqe = sroce_ring_size(&cq->ring);
 	return err;
 }
 
