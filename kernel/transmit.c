@@ -502,6 +502,16 @@ static int sroce_tx_seal(struct sroce_dev *sdev, struct sk_buff *skb,
 {
 	static const u8 zero[SROCE_ICRC_LEN];
 
+	/*
+	 * IPsec may encrypt a packet in place, its fragments included
+	 * (esp_output_head() when the trailer fits the head's tailroom),
+	 * whatever SKBFL_SHARED_FRAG says: a zero-copy packet's fragments
+	 * are the pages of a user's MR.  Such a packet is copied into its
+	 * head first.
+	 */
+	if (dst_xfrm(skb_dst(skb)) && skb_has_shared_frag(skb) &&
+	    skb_linearize(skb))
+		return -ENOMEM;
 	if (!sroce_tx_csum(skb, local, dev) ||
 	    !sroce_tx_icrc_unread(skb, av, local, dev))
 		return sroce_icrc_generate(skb);
