@@ -1666,12 +1666,12 @@ static enum sroce_req_probe_result sroce_req_probe(struct sroce_qp *qp)
 /*
  * A local operation, or an SQD drain, waits for everything before it to
  * be acknowledged (sroce_req_may_start()), but the last packets sent may
- * have asked for
- * no ACK (an unsignaled message, sroce_req_ack_wanted()): ask for it now,
- * with a probe, rather than wait a jiffy for a sroce responder's delayed
- * ACK or, from a peer that acknowledges only when asked (rdma_rxe), for
- * the probe timer, which a local ACK timeout of 0 never arms.  Once per
- * wait: the probe asked, and noack_pkts counts from it.
+ * have asked for no ACK (an unsignaled message, sroce_req_ack_wanted()):
+ * ask for it now, with a probe, rather than wait a jiffy for a sroce
+ * responder's delayed ACK or, from a peer that acknowledges only when
+ * asked (rdma_rxe), for the probe timer, which a local ACK timeout of 0
+ * never arms.  Once per wait: the probe asked, and noack_pkts counts
+ * from it.
  */
 static void sroce_req_solicit_ack(struct sroce_qp *qp)
 {
