@@ -607,33 +607,47 @@ client $cdev gid $cgi -> ${PP_CONNECT:-$sip}, exit $crc: $(< /tmp/pp.cli)"
 	return 1
 }
 
-# rc_data NAME NS ARGS...: build/selftests/rc_verbs ARGS (-d DEV -g GIDX
+# rc_run NAME NS ARGS...: build/selftests/rc_verbs ARGS (-d DEV -g GIDX
 # [-D DEV2 -G GIDX2] ...: requester on DEV, responder on DEV2 or on DEV
-# itself) in namespace NS, by default its data tests RC_DATA_TESTS
-# (SENDs, WRITEs and READs of 1 B to 1 MiB, every byte checked; -t in ARGS
-# picks others): one KTAP line, its own KTAP as diagnostics.  No skip:
-# the caller made the devices.  rc_verbs opens both devices in one
-# process, which sees them from any namespace (rdma's shared namespace
-# mode), as in rc.sh.  The test calls require_program "$RC_VERBS"
-# rc_verbs.c first.
+# itself; its whole suite, or the tests of -t) in namespace NS ("" for the
+# initial one): one KTAP line NAME, rc_verbs' own KTAP (one line per test,
+# expected and got status names on failure) as diagnostics.  No skip: the
+# caller made the devices.  rc_verbs opens both devices in one process,
+# which sees them from any namespace (rdma's shared namespace mode).  The
+# test calls require_program "$RC_VERBS" rc_verbs.c first.  Every runner
+# of rc_verbs (rc.sh, traffic.sh, vlan.sh, sqpoll.sh, fastrx.sh) goes
+# through here.
 RC_VERBS=$TOP/build/selftests/rc_verbs
-RC_DATA_TESTS=send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB,read_sizes
-rc_data() {
-	local name=$1 ns=$2 out rc=0 t0=$EPOCHREALTIME tests=$RC_DATA_TESTS i
+rc_run() {
+	local name=$1 ns=$2 out rc=0 t0=$EPOCHREALTIME i
 	shift 2
 	local -a a=("$@")
 	for ((i = 0; i < ${#a[@]}; i++)); do
-		[[ ${a[i]} == -t ]] && tests=
 		if [[ ${a[i]} == -[gG] && -z ${a[i + 1]:-} ]]; then
 			not_ok "$name: no RoCE v2 GID index for ${a[i]}"
 			diag "rc_verbs $*"
 			return 1
 		fi
 	done
-	out=$(in_ns "$ns" timeout "$(scaled 180)" "$RC_VERBS" "$@" ${tests:+-t "$tests"} 2>&1) || rc=$?
+	out=$(in_ns "$ns" timeout "$(scaled 240)" "$RC_VERBS" "$@" 2>&1) || rc=$?
 	diag "$out"
 	sub_verdict -n "$name" $rc "$out" "$t0"
 	[[ $rc == 0 ]]
+}
+
+# The data tests: SENDs, WRITEs and READs of 1 B to 1 MiB, every byte
+# checked.  Scripts that want more add to this list.
+RC_DATA_TESTS=send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB,read_sizes
+
+# rc_data NAME NS ARGS...: rc_run, by default of the data tests
+# RC_DATA_TESTS (-t in ARGS picks others)
+rc_data() {
+	local name=$1 ns=$2 arg
+	shift 2
+	for arg; do
+		[[ $arg == -t ]] && { rc_run "$name" "$ns" "$@"; return; }
+	done
+	rc_run "$name" "$ns" "$@" -t "$RC_DATA_TESTS"
 }
 
 # pingpong_said ARGS...: pingpong, printing $PP_OUT (both sides' output)

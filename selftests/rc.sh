@@ -21,27 +21,24 @@
 
 . "$(dirname "$0")/lib.sh"
 
-RC=$TOP/build/selftests/rc_verbs
-
 if [[ $SROCE_DRIVER == sroce ]]; then
 	require_sroce_provider
 fi
-require_program "$RC" rc_verbs.c
+require_program "$RC_VERBS" rc_verbs.c
 
-# The data tests, for the runs at the small path MTUs.
-DATA_TESTS=send_sizes_1B_to_1MiB,send_multi_sge,write_sizes_1B_to_1MiB,read_sizes,read_multi_sge_and_pipelined,psn_wraparound,sqd_drain_event_and_resume
+# The data tests, for the runs at the small path MTUs: lib.sh's and the
+# multi-SGE, pipelined, PSN wrap and SQD cases.
+DATA_TESTS=$RC_DATA_TESTS,send_multi_sge,read_multi_sge_and_pipelined,psn_wraparound,sqd_drain_event_and_resume
 
 trap 'topo_cleanup; sroce_unload; rmmod rdma_rxe 2>/dev/null' EXIT
 dmesg_mark
 sroce_load || { not_ok "load the module"; finish; }
 
-# rc_suite LABEL NS ARGS...: run rc_verbs in NS; its KTAP as diagnostics
+# rc_suite LABEL NS ARGS...: rc_verbs in NS (lib.sh's rc_run)
 rc_suite() {
-	local label=$1 ns=$2 out rc=0 t0=$EPOCHREALTIME
-	shift 2
-	out=$(in_ns "$ns" timeout 180 "$RC" "$@" 2>&1) || rc=$?
-	diag "$out"
-	sub_verdict "rc_verbs $label" $rc "$out" "$t0"
+	local label=$1
+	shift
+	rc_run "rc_verbs $label" "$@"
 }
 
 # naks_lost_suite: the R_Key errors again with every remote access NAK

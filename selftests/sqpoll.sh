@@ -36,14 +36,13 @@
 
 . "$(dirname "$0")/lib.sh"
 
-RC=$TOP/build/selftests/rc_verbs
 PARAM=/sys/module/sroce/parameters/sq_poll_us
 MAXPARAM=/sys/module/sroce/parameters/sq_poll_max_us
 MSGS=5000
 
 [[ $SROCE_DRIVER == sroce ]] || skip_all "sroce-specific (module parameter sq_poll_us)"
 require_sroce_provider
-require_program "$RC" rc_verbs.c
+require_program "$RC_VERBS" rc_verbs.c
 command -v ib_write_bw > /dev/null || skip_all "perftest is not installed"
 (($(nproc) > 1)) || skip_all "one CPU: the poller needs another CPU than the poster's"
 
@@ -62,12 +61,10 @@ ctr() { port_attr $DEV_A "hw_counters/$1"; }
 
 # suite US: rc_verbs' whole suite with sq_poll_us=US
 suite() {
-	local us=$1 out rc=0 t0=$EPOCHREALTIME runs kicks
+	local us=$1 runs kicks
 	echo "$us" > $PARAM
 	runs=$(ctr sq_poll_runs) kicks=$(ctr sq_poll_kicks)
-	out=$(in_ns $NS_A timeout "$(scaled 240)" "$RC" -d $DEV_A -g "$ga" -D $DEV_B -G "$gb" 2>&1) || rc=$?
-	diag "$out"
-	sub_verdict -n "rc_verbs suite with sq_poll_us=$us" $rc "$out" "$t0"
+	rc_run "rc_verbs suite with sq_poll_us=$us" $NS_A -d $DEV_A -g "$ga" -D $DEV_B -G "$gb"
 	runs=$(($(ctr sq_poll_runs) - runs)) kicks=$(($(ctr sq_poll_kicks) - kicks))
 	diag "sq_poll_us=$us: $runs pollers started, $kicks times new WQEs found, $(ctr sq_poll_yields) yields so far"
 	check "sq_poll_us=$us: pollers ran ($runs)" test $runs -gt 0
