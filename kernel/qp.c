@@ -318,6 +318,20 @@ void sroce_qp_error(struct sroce_qp *qp)
 	}
 }
 
+void sroce_qp_sq_error(struct sroce_qp *qp)
+{
+	unsigned long flags;
+	enum ib_qp_state old;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	old = qp->state;
+	if (old == IB_QPS_RTS || old == IB_QPS_SQD)
+		WRITE_ONCE(qp->state, IB_QPS_SQE);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	if (old == IB_QPS_RTS || old == IB_QPS_SQD)
+		trace_sroce_qp_state(&qp->ibqp, old, IB_QPS_SQE);
+}
+
 void sroce_qp_sq_drained(struct sroce_qp *qp)
 {
 	if (sroce_qp_state(qp) == IB_QPS_SQD)
@@ -335,6 +349,29 @@ static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
 	spin_unlock_irqrestore(&qp->state_lock, flags);
 	if (old != state)
 		trace_sroce_qp_state(&qp->ibqp, old, state);
+}
+
+/*
+ * A modify's transition @from -> @to, unless the QP left @from meanwhile:
+ * the roles move it to ERR or SQE without the modify mutex, and a modify
+ * must not cover that with the state it was asked for.
+ */
+static bool sroce_qp_move(struct sroce_qp *qp, enum ib_qp_state from,
+			  enum ib_qp_state to)
+{
+	enum ib_qp_state old;
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->state_lock, flags);
+	old = qp->state;
+	if (old == from)
+		WRITE_ONCE(qp->state, to);
+	spin_unlock_irqrestore(&qp->state_lock, flags);
+	if (old != from)
+		return false;
+	if (old != to)
+		trace_sroce_qp_state(&qp->ibqp, old, to);
+	return true;
 }
 
 /*
@@ -556,12 +593,18 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	 */
 	if (cur == IB_QPS_RTS && next == IB_QPS_SQD)
 		sroce_requester_kick(qp);
-	sroce_qp_set_state(qp, next);
+	if (!sroce_qp_move(qp, cur, next)) {
+		ibdev_dbg(&qp->sdev->ibdev,
+			  "QP %u: went to state %d during a modify from %d\n",
+			  ibqp->qp_num, sroce_qp_state(qp), cur);
+		err = -EINVAL;
+		goto out;
+	}
 	/* The responder keeps working in SQD; it re-reads its attributes. */
 	if (next == IB_QPS_RTR || next == IB_QPS_RTS || next == IB_QPS_SQD)
 		sroce_responder_start(qp);
 	if (next == IB_QPS_RTS)
-		sroce_requester_start(qp);
+		sroce_requester_start(qp, cur == IB_QPS_SQE);
 	if (next == IB_QPS_SQD && cur == IB_QPS_RTS)
 		sroce_requester_drain(qp, (mask & IB_QP_EN_SQD_ASYNC_NOTIFY) &&
 				      attr->en_sqd_async_notify);

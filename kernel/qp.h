@@ -212,6 +212,14 @@ static inline bool sroce_qp_is_ud(const struct sroce_qp *qp)
  */
 void sroce_qp_error(struct sroce_qp *qp);
 
+/*
+ * A send of an unreliable QP (UC, UD) failed: move the QP from RTS or SQD
+ * to SQE (IBA 10.3.1), where its receives go on; nothing else changes
+ * (the requester flushed its queue).  Any context but hardirq; the
+ * requester calls it outside its lock.
+ */
+void sroce_qp_sq_error(struct sroce_qp *qp);
+
 /* Raise an affiliated asynchronous event; no role lock held. */
 void sroce_qp_event(struct sroce_qp *qp, enum ib_event_type type);
 

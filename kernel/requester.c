@@ -25,7 +25,10 @@
  * status and everything younger with IB_WC_WR_FLUSH_ERR (sroce_req_fail());
  * the requester then asks qp.c to move the QP to ERR, outside its lock
  * (sroce_qp_error() calls back into sroce_requester_flush(), which is
- * idempotent).
+ * idempotent).  An unreliable QP (UC, UD) goes to SQE instead (IBA
+ * 10.3.1): only its send queue stops, flushing what is posted, while its
+ * receives go on; SQE -> RTS resumes it at the next WQE (the MAD layer
+ * recovers its QPs that way).
  *
  * Teardown (sroce_requester_cleanup(), from QP destroy, process context):
  * mark the requester dying and take the shadow away under the lock, so a
@@ -1341,7 +1344,7 @@ static void sroce_req_pass(struct sroce_qp *qp)
 void sroce_req_run(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
-	bool qp_error, drained;
+	bool qp_error, sq_error, drained;
 
 	while (test_bit(SROCE_REQ_KICK, &req->pending)) {
 		if (!spin_trylock_bh(&req->lock))
@@ -1350,12 +1353,16 @@ void sroce_req_run(struct sroce_qp *qp)
 		sroce_req_pass(qp);
 		qp_error = req->want_qp_error;
 		req->want_qp_error = false;
+		sq_error = req->want_sq_error;
+		req->want_sq_error = false;
 		drained = req->want_sq_drained;
 		req->want_sq_drained = false;
 		spin_unlock_bh(&req->lock);
 
 		if (qp_error)
 			sroce_qp_error(qp);
+		if (sq_error)
+			sroce_qp_sq_error(qp);
 		if (drained)
 			sroce_qp_sq_drained(qp);
 		smp_mb();	/* see above */
@@ -1827,7 +1834,10 @@ void sroce_req_fail(struct sroce_qp *qp, u32 index, enum ib_wc_status status)
 
 	swqe->status = status;
 	req->error = true;
-	req->want_qp_error = true;
+	if (sroce_qp_is_reliable(qp))
+		req->want_qp_error = true;
+	else
+		req->want_sq_error = true;
 	sroce_req_flush_locked(qp, swqe);
 }
 
@@ -1893,6 +1903,7 @@ static void sroce_req_reset_state(struct sroce_qp *qp, u32 start)
 	req->local_error = false;
 	req->rnr_wait = false;
 	req->want_qp_error = false;
+	req->want_sq_error = false;
 	req->draining = false;
 	req->drain_notify = false;
 	req->want_sq_drained = false;
@@ -2000,7 +2011,7 @@ void sroce_requester_reset(struct sroce_qp *qp)
  * may have changed (timeout, retry counts).  Then kick: WQEs may have
  * been posted before.
  */
-void sroce_requester_start(struct sroce_qp *qp)
+void sroce_requester_start(struct sroce_qp *qp, bool recover)
 {
 	struct sroce_requester *req = &qp->req;
 	const struct ib_qp_attr *attr = &qp->attr;
@@ -2008,6 +2019,16 @@ void sroce_requester_start(struct sroce_qp *qp)
 	int mtu;
 
 	spin_lock_bh(&req->lock);
+	/*
+	 * SQE -> RTS: WQEs posted in SQE that no pass has flushed yet are
+	 * flushed now, as the state they were posted in wants; the next
+	 * WQE posted is sent.
+	 */
+	if (recover && req->error) {
+		sroce_req_flush_locked(qp, NULL);
+		req->error = false;
+		req->local_error = false;
+	}
 	if (!req->started) {
 		/* The budgets start full (sroce_req_acked() refills them). */
 		req->retries_left = attr->retry_cnt & 7;

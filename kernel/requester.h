@@ -289,6 +289,7 @@ struct sroce_requester {
 	u32 min_rtt_us;			/* the shortest sample since RESET */
 	bool dying;			/* being destroyed: do nothing */
 	bool want_qp_error;		/* ask qp.c to move the QP to ERR */
+	bool want_sq_error;		/* ask qp.c to move the QP to SQE */
 	bool draining;			/* SQD: start no new WQE */
 	bool drain_notify;		/* ... and report when drained */
 	bool want_sq_drained;		/* raise IB_EVENT_SQ_DRAINED, unlocked */
@@ -314,7 +315,8 @@ void sroce_requester_module_exit(void);
  *   reserve  in modify_qp to any state past INIT, before anything
  *            changes (process context): allocates the shadow once
  *   start    on every modify to RTS (the first takes sq_psn; timeout and
- *            retry counts may change later)
+ *            retry counts may change later); @recover on SQE -> RTS:
+ *            what was posted in SQE is flushed, the next WQE is sent
  *   flush    when the QP enters ERR (any context but hardirq, without
  *            req.lock); completes every WQE, IB_WC_WR_FLUSH_ERR
  *   drain    on RTS -> SQD: start no new WQE; once every started WQE
@@ -328,7 +330,7 @@ void sroce_requester_module_exit(void);
  */
 int sroce_requester_init(struct sroce_qp *qp);
 int sroce_requester_reserve(struct sroce_qp *qp);
-void sroce_requester_start(struct sroce_qp *qp);
+void sroce_requester_start(struct sroce_qp *qp, bool recover);
 void sroce_requester_flush(struct sroce_qp *qp);
 void sroce_requester_drain(struct sroce_qp *qp, bool notify);
 bool sroce_requester_draining(struct sroce_qp *qp);

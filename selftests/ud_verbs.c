@@ -347,52 +347,125 @@ TEST_F(ud, send_longer_than_mtu)
 }
 
 /*
- * A send error leaves a UD QP in ERR (sroce has no SQE state).  A modify
- * that names another current state, as the MAD layer's SQE -> RTS
- * recovery does, is refused: the QP would report RTS while its queues
- * flush everything.  To RESET and back up, it works again.
+ * A send error takes a UD QP to SQE (IBA 10.3.1), not ERR: what is posted
+ * there completes with WR_FLUSH_ERR, receives go on, and SQE -> RTS
+ * naming the current state (the MAD layer's recovery of QP1) sends
+ * again.  A modify that names a current state the QP is not in is
+ * refused: from ERR, the same SQE -> RTS would report RTS over queues that
+ * flush everything.
  */
-TEST_F(ud, modify_naming_a_wrong_current_state_is_refused)
+TEST_F(ud, send_error_moves_to_sqe_and_rts_resumes)
 {
 	struct side *a = self->a, *b = self->b;
 	struct ibv_qp_init_attr ia;
 	struct ibv_qp_attr x, q;
+	struct ibv_ah *back;
 	struct ibv_wc wc;
 
 	SKIP_UNDER_LOSS();
 	if (hw_counter(a, "resp_dropped") < 0)
-		SKIP(return, "%s is not sroce: rdma_rxe trusts the current state given",
+		SKIP(return, "%s is not sroce: rdma_rxe moves the QP to ERR",
 		     ibv_get_device_name(a->ctx->device));
 	ud_pair(_metadata, self);
 	ASSERT_EQ(0, post_ud(a, self->ah, b->qp->qp_num, QKEY, 1, 0,
 			     mtu_bytes(a) + 1, false));
 	EXPECT_WC(a->cq, wc, 1, IBV_WC_LOC_LEN_ERR);
 	ASSERT_EQ(0, ibv_query_qp(a->qp, &q, IBV_QP_STATE, &ia));
-	ASSERT_EQ(IBV_QPS_ERR, q.qp_state);
+	ASSERT_EQ(IBV_QPS_SQE, q.qp_state);
 
+	/* Posted in SQE: flushed, not sent. */
+	ASSERT_EQ(0, post_recv(b->qp, b, 2, 0, 64 + GRH_LEN));
+	ASSERT_EQ(0, post_ud(a, self->ah, b->qp->qp_num, QKEY, 3, 0, 64, false));
+	EXPECT_WC(a->cq, wc, 3, IBV_WC_WR_FLUSH_ERR);
+	EXPECT_NO_WC(b->cq);
+
+	/* Its receive queue still works. */
+	back = ah_to(b, &a->gid);
+	ASSERT_NE(NULL, back) TH_LOG("ibv_create_ah: %s", strerror(errno));
+	pattern(b->buf + 4096, 64, 4);
+	ASSERT_EQ(0, post_recv(a->qp, a, 4, 8192, 64 + GRH_LEN));
+	ASSERT_EQ(0, post_ud(b, back, a->qp->qp_num, QKEY, 5, 4096, 64, false));
+	EXPECT_WC(b->cq, wc, 5, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 4, IBV_WC_SUCCESS);
+	EXPECT_EQ(0, memcmp(b->buf + 4096, a->buf + 8192 + GRH_LEN, 64))
+		TH_LOG("payload received in SQE differs");
+	ibv_destroy_ah(back);
+
+	/* A wrong current state is refused; the right one recovers. */
 	memset(&x, 0, sizeof(x));
+	x.qp_state = IBV_QPS_RTS;
+	x.cur_qp_state = IBV_QPS_RTS;
+	EXPECT_EQ(EINVAL, ibv_modify_qp(a->qp, &x, IBV_QP_STATE | IBV_QP_CUR_STATE));
+	x.cur_qp_state = IBV_QPS_SQE;
+	ASSERT_EQ(0, ibv_modify_qp(a->qp, &x, IBV_QP_STATE | IBV_QP_CUR_STATE));
+	ASSERT_EQ(0, ibv_query_qp(a->qp, &q, IBV_QP_STATE, &ia));
+	EXPECT_EQ(IBV_QPS_RTS, q.qp_state);
+	pattern(a->buf, 64, 6);
+	ASSERT_EQ(0, post_ud(a, self->ah, b->qp->qp_num, QKEY, 6, 0, 64, false));
+	EXPECT_WC(a->cq, wc, 6, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf + GRH_LEN, 64)) TH_LOG("payload after RTS differs");
+
+	/* From ERR, the MAD layer's SQE -> RTS is refused. */
+	memset(&x, 0, sizeof(x));
+	x.qp_state = IBV_QPS_ERR;
+	ASSERT_EQ(0, ibv_modify_qp(a->qp, &x, IBV_QP_STATE));
 	x.qp_state = IBV_QPS_RTS;
 	x.cur_qp_state = IBV_QPS_SQE;
 	EXPECT_EQ(EINVAL, ibv_modify_qp(a->qp, &x, IBV_QP_STATE | IBV_QP_CUR_STATE));
 	ASSERT_EQ(0, ibv_query_qp(a->qp, &q, IBV_QP_STATE, &ia));
 	EXPECT_EQ(IBV_QPS_ERR, q.qp_state);
+}
+
+/*
+ * UC too: a send error moves the QP to SQE, its receives go on, and
+ * SQE -> RTS sends again.
+ */
+TEST_F(ud, uc_send_error_moves_to_sqe_and_rts_resumes)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr x, q;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+
+	SKIP_UNDER_LOSS();
+	if (hw_counter(a, "resp_dropped") < 0)
+		SKIP(return, "%s is not sroce: rdma_rxe moves the QP to ERR",
+		     ibv_get_device_name(a->ctx->device));
+	uc_pair(_metadata, self);
+	/* A bad L_Key: LOC_PROT_ERR. */
+	sg = (struct ibv_sge){ (uintptr_t)a->buf, 64, a->mr->lkey ^ 0x80 };
+	wr = (struct ibv_send_wr){ .wr_id = 1, .sg_list = &sg, .num_sge = 1,
+				   .opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
+	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad));
+	EXPECT_WC(a->cq, wc, 1, IBV_WC_LOC_PROT_ERR);
+	ASSERT_EQ(0, ibv_query_qp(a->qp, &q, IBV_QP_STATE, &ia));
+	ASSERT_EQ(IBV_QPS_SQE, q.qp_state);
+
+	/* b -> a still delivers. */
+	pattern(b->buf, 100, 2);
+	ASSERT_EQ(0, post_recv(a->qp, a, 2, 8192, 100));
+	sg = (struct ibv_sge){ (uintptr_t)b->buf, 100, b->mr->lkey };
+	wr.wr_id = 3;
+	ASSERT_EQ(0, ibv_post_send(b->qp, &wr, &bad));
+	EXPECT_WC(b->cq, wc, 3, IBV_WC_SUCCESS);
+	EXPECT_WC(a->cq, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_EQ(0, memcmp(b->buf, a->buf + 8192, 100)) TH_LOG("payload received in SQE differs");
 
 	memset(&x, 0, sizeof(x));
-	x.qp_state = IBV_QPS_RESET;
-	ASSERT_EQ(0, ibv_modify_qp(a->qp, &x, IBV_QP_STATE));
-	memset(&x, 0, sizeof(x));
-	x.qp_state = IBV_QPS_INIT;
-	x.port_num = 1;
-	x.qkey = QKEY;
-	ASSERT_EQ(0, ibv_modify_qp(a->qp, &x, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				   IBV_QP_PORT | IBV_QP_QKEY));
-	qp_rts(_metadata, a, a->qp, 0, NULL);
-	pattern(a->buf, 64, 3);
-	ASSERT_EQ(0, post_recv(b->qp, b, 2, 0, 64 + GRH_LEN));
-	ASSERT_EQ(0, post_ud(a, self->ah, b->qp->qp_num, QKEY, 3, 0, 64, false));
-	EXPECT_WC(a->cq, wc, 3, IBV_WC_SUCCESS);
-	EXPECT_WC(b->cq, wc, 2, IBV_WC_SUCCESS);
-	EXPECT_EQ(0, memcmp(a->buf, b->buf + GRH_LEN, 64)) TH_LOG("payload differs");
+	x.qp_state = IBV_QPS_RTS;
+	x.cur_qp_state = IBV_QPS_SQE;
+	ASSERT_EQ(0, ibv_modify_qp(a->qp, &x, IBV_QP_STATE | IBV_QP_CUR_STATE));
+	pattern(a->buf, 100, 4);
+	ASSERT_EQ(0, post_recv(b->qp, b, 4, 8192, 100));
+	sg = (struct ibv_sge){ (uintptr_t)a->buf, 100, a->mr->lkey };
+	wr.wr_id = 5;
+	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad));
+	EXPECT_WC(a->cq, wc, 5, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 4, IBV_WC_SUCCESS);
+	EXPECT_EQ(0, memcmp(a->buf, b->buf + 8192, 100)) TH_LOG("payload after RTS differs");
 }
 
 /*
