@@ -113,7 +113,8 @@ static int sroce_mr_collect_pages(struct sroce_mr *mr)
 	unsigned long i = 0;
 
 	mr->npages = ib_umem_num_pages(mr->umem);
-	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	mr->pages = kvmalloc_array(mr->npages, sizeof(*mr->pages),
+				   SROCE_GFP_SIZED);
 	if (!mr->pages)
 		return -ENOMEM;
 

@@ -1962,7 +1962,7 @@ int sroce_requester_reserve(struct sroce_qp *qp)
 
 	if (req->shadow)
 		return 0;
-	shadow = kvcalloc(req->sq_mask + 1, req->stride, GFP_KERNEL);
+	shadow = kvcalloc(req->sq_mask + 1, req->stride, SROCE_GFP_SIZED);
 	if (!shadow)
 		return -ENOMEM;
 	/* A completer looks at it under the lock (and finds !started). */

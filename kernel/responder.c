@@ -1779,7 +1779,7 @@ int sroce_responder_reserve(struct sroce_qp *qp, u32 max_dest_rd_atomic)
 
 	if (n <= READ_ONCE(resp->num_res))
 		return 0;
-	res = kcalloc(n, sizeof(*res), GFP_KERNEL);
+	res = kcalloc(n, sizeof(*res), GFP_KERNEL_ACCOUNT);
 	if (!res)
 		return -ENOMEM;
 

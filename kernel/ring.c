@@ -30,15 +30,17 @@ static int sroce_ring_bytes(u32 min_entries, u32 entry_size, u32 *entries,
  * 0.  Single pages: the bulk allocator takes them from the per-CPU free
  * lists in one call, where a physically contiguous block of the same size
  * (order 3 for the rings of a QP) had to be found and split, and zeroing
- * costs the same either way.
+ * costs the same either way.  They are the process's (SROCE_GFP_SIZED):
+ * with memory cgroups on, the bulk allocator, which cannot charge them,
+ * returns one page and the loop below takes the others one by one.
  */
 struct sroce_ring_pages *sroce_ring_pages_alloc(unsigned int count)
 {
-	const gfp_t gfp = GFP_KERNEL | __GFP_ZERO;
+	const gfp_t gfp = SROCE_GFP_SIZED | __GFP_ZERO;
 	struct sroce_ring_pages *pages;
 	unsigned long got;
 
-	pages = kvzalloc(struct_size(pages, page, count), GFP_KERNEL);
+	pages = kvzalloc(struct_size(pages, page, count), SROCE_GFP_SIZED);
 	if (!pages)
 		return NULL;
 	pages->count = count;

@@ -73,6 +73,16 @@
  */
 #define SROCE_MAX_QP_RD_ATOM	128
 #define SROCE_MAX_RES_RD_ATOM	(SROCE_MAX_QP * SROCE_MAX_QP_RD_ATOM)
+
+/*
+ * Memory a process has the module allocate for it in proportion to sizes
+ * it chooses (a ring's pages, a send queue's shadow, an MR's page array):
+ * charged to its memory cgroup, and when a limit (the cgroup's or the
+ * machine's) is reached the request fails with ENOMEM instead of waking
+ * the OOM killer or warning in the kernel log.
+ */
+#define SROCE_GFP_SIZED		(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
+				 __GFP_NOWARN)
 #define SROCE_MAX_AH		32768
 #define SROCE_MAX_MCAST_GRP	8192		/* groups per device */
 #define SROCE_MAX_MCAST_QP	56		/* QPs attached to one group */

@@ -15,8 +15,10 @@
 # loaded module and its defaults) or if the parameters did not reach the
 # device.  The objects the kernel itself has on the device (ib_mad's) are
 # read from it and given to limits (-k), which then expects exactly the
-# rest to be created.  Then the device still moves data (ibv_rc_pingpong
-# with its data check).
+# rest to be created.  A process's rings are charged to its memory
+# cgroup: a large QP grows the cgroup's kernel memory, and is refused
+# with ENOMEM under a memory.max it does not fit (memcg_qp.py).  Then the
+# device still moves data (ibv_rc_pingpong with its data check).
 
 . "$(dirname "$0")/lib.sh"
 
@@ -141,6 +143,57 @@ ulimit -l unlimited
 out=$(timeout 150 "$LIMITS" "${args[@]}" 2>&1) || rc=$?
 diag "$out"
 sub_verdict -n limits $rc "$out" "$t0" "every object past the maxima refused cleanly"
+
+# memcg_charge: a process's rings are charged to its memory cgroup.  An RC
+# QP with 2^20 send WRs (a ring of at least 64 MiB) grows the cgroup's
+# kernel memory by at least that much; with memory.max 32M the same QP is
+# refused with ENOMEM (no OOM kill: memory.events oom_kill stays 0).
+memcg_charge() {
+	local root=/sys/fs/cgroup cg=/sys/fs/cgroup/sroce_limits out rc grew
+	local name="rings charged to the process's memory cgroup"
+	if [[ $SROCE_DRIVER != sroce ]]; then
+		skip "$name" "sroce-specific (rdma_rxe does not charge its queues)"
+		return
+	fi
+	if ! /usr/bin/python3 -c 'import pyverbs' 2>/dev/null; then
+		skip "$name" "/usr/bin/python3 cannot import pyverbs (install python3-pyverbs)"
+		return
+	fi
+	if [[ ! -e $root/cgroup.controllers ]] && ! out=$(mount -t cgroup2 none $root 2>&1); then
+		skip "$name" "cannot mount cgroup2 on $root: $out"
+		return
+	fi
+	if ! grep -qw memory $root/cgroup.controllers; then
+		skip "$name" "no memory controller in $root/cgroup.controllers"
+		return
+	fi
+	echo +memory > $root/cgroup.subtree_control
+	mkdir -p $cg
+	# in_cg ARGS...: memcg_qp.py $DEV_A $cg ARGS in a process of $cg
+	in_cg() {
+		bash -c 'echo $$ > "$1/cgroup.procs" && exec /usr/bin/python3 "$2" "${@:3}"' \
+			_ $cg "$ST_DIR/memcg_qp.py" $DEV_A $cg "$@" 2>&1
+	}
+	rc=0
+	out=$(in_cg $((1 << 20))) || rc=$?
+	diag "memory.max max: $out"
+	grew=$(grep -o 'kernel memory of the cgroup +[0-9]*' <<< "$out")
+	grew=${grew##*+}
+	if [[ $rc == 0 && ${grew:-0} -ge $((64 << 20)) ]]; then
+		ok "$name: a QP with 2^20 send WRs grew its kernel memory by $((grew >> 20)) MiB"
+	else
+		not_ok "$name: a QP with 2^20 send WRs grew its kernel memory by at least 64 MiB # exit $rc, ${grew:-no} bytes"
+	fi
+	echo 32M > $cg/memory.max
+	rc=0
+	out=$(in_cg $((1 << 20))) || rc=$?
+	diag "memory.max 32M: exit $rc: $out"
+	diag "memory.events: $(tr '\n' ' ' < $cg/memory.events)"
+	check_eq "memory.max 32M: the QP refused with ENOMEM (exit 3)" 3 "$rc"
+	check_eq "memory.max 32M: no OOM kill" 0 "$(awk '$1 == "oom_kill" { print $2 }' $cg/memory.events)"
+	rmdir $cg
+}
+memcg_charge
 
 check "ibv_rc_pingpong after the limits" pingpong_said ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 50 -s 4096 -c
 topo_cleanup
