@@ -421,8 +421,14 @@ static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 		goto err_dealloc;
 	}
 
-	ibdev_info(ibdev, "attached to %s, active MTU %d\n", netdev_name(ndev),
-		   ib_mtu_enum_to_int(sroce_active_mtu(READ_ONCE(ndev->mtu))));
+	/*
+	 * Not ibdev_info(): once registered, the device is the core's, and
+	 * a concurrent unregistration (the netdev going away) may free it.
+	 * The name and the netdev are our caller's.
+	 */
+	pr_info("%s: %s attached to %s, active MTU %d\n", SROCE_DRV_NAME,
+		ibdev_name, netdev_name(ndev),
+		ib_mtu_enum_to_int(sroce_active_mtu(READ_ONCE(ndev->mtu))));
 	return 0;
 
 err_dealloc:
