@@ -41,15 +41,16 @@ rc_suite() {
 	rc_run "rc_verbs $label" "$@"
 }
 
-# naks_lost_suite: the R_Key errors again with every remote access NAK
-# $DEV_B sends dropped on its veth (rc_verbs -N): the requester runs out of
-# retries.  A u32 filter drops the RoCEv2 packets (UDP 4791) whose BTH
-# opcode is RC Acknowledge (0x11) and whose AETH syndrome is NAK remote
-# access error (0x62): sroce's IPv4 header has no options, so the BTH
-# starts at byte 28 and the syndrome is byte 40.  Exactly one NAK per test
-# is dropped: a responder QP in the error state answers no resend.
+# naks_lost_suite GA GB (GID indices on DEV_A, DEV_B): the R_Key errors
+# again with every remote access NAK $DEV_B sends dropped on its veth
+# (rc_verbs -N): the requester runs out of retries.  A u32 filter drops
+# the RoCEv2 packets (UDP 4791) whose BTH opcode is RC Acknowledge (0x11)
+# and whose AETH syndrome is NAK remote access error (0x62): sroce's IPv4
+# header has no options, so the BTH starts at byte 28 and the syndrome is
+# byte 40.  Exactly one NAK per test is dropped: a responder QP in the
+# error state answers no resend.
 naks_lost_suite() {
-	local err dropped
+	local ga=$1 gb=$2 err dropped
 	if ! err=$(in_ns $NS_B tc qdisc add dev $VETH_B clsact 2>&1 &&
 		   in_ns $NS_B tc filter add dev $VETH_B egress protocol ip u32 \
 			match ip protocol 17 0xff match u16 4791 0xffff at 22 \
@@ -87,7 +88,7 @@ if topo_pair 2>/tmp/topo.err; then
 	if [[ -n $ga && -n $gb ]]; then
 		rc_suite "$DEV_A -> $DEV_B (GIDs $ga, $gb)" $NS_A -d $DEV_A -g "$ga" -D $DEV_B -G "$gb"
 		rc_suite "$DEV_A -> $DEV_B path MTU 512" $NS_A -d $DEV_A -g "$ga" -D $DEV_B -G "$gb" -m 512 -t $DATA_TESTS
-		naks_lost_suite
+		naks_lost_suite "$ga" "$gb"
 	else
 		not_ok "RoCE v2 GIDs of $IP4_A/$IP4_B"; diag "$(gid_table $DEV_A; gid_table $DEV_B)"
 	fi
