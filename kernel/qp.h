@@ -23,7 +23,9 @@
  * Locks, outermost first:
  *   modify_mutex  modify_qp, query_qp, destroy against each other
  *   state_lock    qp->state (and qp->attr when the datapath reads a
- *                 consistent set); any context, irqsave
+ *                 consistent set); any context, irqsave; nothing is
+ *                 taken inside it, and the requester takes it inside
+ *                 req.lock (sroce_qp_sq_error())
  *   req.lock      requester + completer (requester.h)
  *   rq_lock       RQ consumer: responder and flush (BH)
  *   sq_post_lock / rq_post_lock   kernel post_send / post_recv producers
@@ -215,8 +217,8 @@ void sroce_qp_error(struct sroce_qp *qp);
 /*
  * A send of an unreliable QP (UC, UD) failed: move the QP from RTS or SQD
  * to SQE (IBA 10.3.1), where its receives go on; nothing else changes
- * (the requester flushed its queue).  Any context but hardirq; the
- * requester calls it outside its lock.
+ * (the requester flushes its queue).  The requester calls it under
+ * req.lock, before the failed WQE's completion.
  */
 void sroce_qp_sq_error(struct sroce_qp *qp);
 

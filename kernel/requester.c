@@ -26,9 +26,10 @@
  * the requester then asks qp.c to move the QP to ERR, outside its lock
  * (sroce_qp_error() calls back into sroce_requester_flush(), which is
  * idempotent).  An unreliable QP (UC, UD) goes to SQE instead (IBA
- * 10.3.1): only its send queue stops, flushing what is posted, while its
- * receives go on; SQE -> RTS resumes it at the next WQE (the MAD layer
- * recovers its QPs that way).
+ * 10.3.1), at once, before the failed WQE's completion: only its send
+ * queue stops, flushing what is posted, while its receives go on; SQE ->
+ * RTS resumes it at the next WQE (the MAD layer recovers its QPs that
+ * way).
  *
  * Teardown (sroce_requester_cleanup(), from QP destroy, process context):
  * mark the requester dying and take the shadow away under the lock, so a
@@ -1344,7 +1345,7 @@ static void sroce_req_pass(struct sroce_qp *qp)
 void sroce_req_run(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
-	bool qp_error, sq_error, drained;
+	bool qp_error, drained;
 
 	while (test_bit(SROCE_REQ_KICK, &req->pending)) {
 		if (!spin_trylock_bh(&req->lock))
@@ -1353,16 +1354,12 @@ void sroce_req_run(struct sroce_qp *qp)
 		sroce_req_pass(qp);
 		qp_error = req->want_qp_error;
 		req->want_qp_error = false;
-		sq_error = req->want_sq_error;
-		req->want_sq_error = false;
 		drained = req->want_sq_drained;
 		req->want_sq_drained = false;
 		spin_unlock_bh(&req->lock);
 
 		if (qp_error)
 			sroce_qp_error(qp);
-		if (sq_error)
-			sroce_qp_sq_error(qp);
 		if (drained)
 			sroce_qp_sq_drained(qp);
 		smp_mb();	/* see above */
@@ -1834,10 +1831,15 @@ void sroce_req_fail(struct sroce_qp *qp, u32 index, enum ib_wc_status status)
 
 	swqe->status = status;
 	req->error = true;
+	/*
+	 * UC, UD: in SQE before the error completion can be seen, for a
+	 * consumer that answers it with SQE -> RTS naming the current state
+	 * (the MAD layer does, from its completion handler).
+	 */
 	if (sroce_qp_is_reliable(qp))
 		req->want_qp_error = true;
 	else
-		req->want_sq_error = true;
+		sroce_qp_sq_error(qp);
 	sroce_req_flush_locked(qp, swqe);
 }
 
@@ -1903,7 +1905,6 @@ static void sroce_req_reset_state(struct sroce_qp *qp, u32 start)
 	req->local_error = false;
 	req->rnr_wait = false;
 	req->want_qp_error = false;
-	req->want_sq_error = false;
 	req->draining = false;
 	req->drain_notify = false;
 	req->want_sq_drained = false;

@@ -289,7 +289,6 @@ struct sroce_requester {
 	u32 min_rtt_us;			/* the shortest sample since RESET */
 	bool dying;			/* being destroyed: do nothing */
 	bool want_qp_error;		/* ask qp.c to move the QP to ERR */
-	bool want_sq_error;		/* ask qp.c to move the QP to SQE */
 	bool draining;			/* SQD: start no new WQE */
 	bool drain_notify;		/* ... and report when drained */
 	bool want_sq_drained;		/* raise IB_EVENT_SQ_DRAINED, unlocked */
