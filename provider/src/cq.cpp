@@ -38,7 +38,8 @@ void cq_free(Cq *cq)
 int cq_load_current(Cq *cq)
 {
 	RingView &r = cq->q.ring;
-	uint32_t ready = r.ready_slots();
+	// No ring: a resize whose new ring could not be mapped (resize_cq()).
+	uint32_t ready = r.attached() ? r.ready_slots() : UINT32_MAX;
 
 	if (ready == 0 || ready == UINT32_MAX) {
 		cq->cur = nullptr;
@@ -137,22 +138,26 @@ void install_poll_ops(ibv_cq_ex *cqx, uint64_t wc_flags)
 // Remove the completions of QP @qp_num that the application has not polled
 // yet, keeping the others in order.  Called when the QP is reset: its
 // flushed work requests must not surface after it is brought up again (the
-// behaviour of RoCE NICs that rdma-core's tests rely on).  Only slots the
-// kernel already published are touched, from the newest down, so the kernel
-// producing further CQEs meanwhile is harmless; the consumer index then
-// moves past the removed ones.
-void cq_clean(Cq *cq, uint32_t qp_num)
+// behaviour of RoCE NICs that rdma-core's tests rely on).  With @keep_recv
+// (a QP on an SRQ) its receive completions stay: they carry the SRQ's
+// buffers, which the application would otherwise never get back (NICs
+// return such WQEs to the SRQ; the SRQ ring here has already moved past
+// them).  Only slots the kernel already published are touched, from the
+// newest down, so the kernel producing further CQEs meanwhile is harmless;
+// the consumer index then moves past the removed ones.
+void cq_clean(Cq *cq, uint32_t qp_num, bool keep_recv)
 {
 	RingView &r = cq->q.ring;
 
 	pthread_spin_lock(&cq->q.lock);
-	uint32_t cons = r.consumer_owned();
-	uint32_t ready = r.ready_slots();
+	uint32_t cons = r.attached() ? r.consumer_owned() : 0;
+	uint32_t ready = r.attached() ? r.ready_slots() : UINT32_MAX;
 	uint32_t removed = 0;
 	if (ready != UINT32_MAX) {
 		for (uint32_t i = cons + ready; i-- != cons;) {
 			const auto *wc = static_cast<const ib_uverbs_wc *>(r.slot(i));
-			if (wc->qp_num == qp_num)
+			if (wc->qp_num == qp_num &&
+			    !(keep_recv && (wc->opcode & IBV_WC_RECV)))
 				removed++;
 			else if (removed)
 				memcpy(r.slot(i + removed), wc, sizeof(*wc));
@@ -171,11 +176,17 @@ int poll_cq(ibv_cq *ibcq, int ne, ibv_wc *wc)
 
 	static_assert(sizeof(ibv_wc) == sizeof(ib_uverbs_wc));
 	pthread_spin_lock(&cq->q.lock);
+	// No ring (resize_cq() could not map the new one), or the kernel's
+	// producer index is nonsense.
+	if (!r.attached()) {
+		pthread_spin_unlock(&cq->q.lock);
+		return -EIO;
+	}
 	uint32_t cons = r.consumer_owned();
 	uint32_t ready = r.ready_slots();
 	if (ready == UINT32_MAX) {
 		pthread_spin_unlock(&cq->q.lock);
-		return -EIO; // the kernel's producer index is nonsense
+		return -EIO;
 	}
 	// The acquire load of the producer index in ready_slots() orders
 	// these reads after the kernel's writes of the entries.
@@ -260,12 +271,31 @@ err_free:
 	return nullptr;
 }
 
+// After a successful resize command, with the CQ's lock held: the kernel
+// produces into the ring @info from now on and has freed the old one (its
+// pages live on only in our mapping), so the old ring is dead whether or
+// not the new one maps.  If it does not, the CQ is left without a ring:
+// polling fails with EIO instead of waiting forever on the dead ring, and
+// destroy_cq() still works.
+int cq_replace_ring(Cq *cq, ibv_context *ctx, const sroce_ring_info &info)
+{
+	Queue fresh{};
+	int ret = queue_map(&fresh, ctx, info, sizeof(ib_uverbs_wc));
+
+	queue_unmap(&cq->q);
+	if (!ret) {
+		cq->q.map = fresh.map;
+		cq->q.map_size = fresh.map_size;
+		cq->q.ring = fresh.ring;
+	}
+	return ret;
+}
+
 int resize_cq(ibv_cq *ibcq, int cqe)
 {
 	Cq *cq = from_cq(ibcq);
 	sroce_cmd_resize_cq cmd;
 	DrvResp<ib_uverbs_resize_cq_resp, sroce_resize_cq_resp> resp;
-	Queue fresh{};
 	int ret;
 
 	memset(&cmd, 0, sizeof(cmd));
@@ -276,14 +306,7 @@ int resize_cq(ibv_cq *ibcq, int cqe)
 	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), resp.core(),
 				sizeof(resp));
 	if (!ret)
-		ret = queue_map(&fresh, ibcq->context, resp.drv().cq,
-				sizeof(ib_uverbs_wc));
-	if (!ret) {
-		queue_unmap(&cq->q);
-		cq->q.map = fresh.map;
-		cq->q.map_size = fresh.map_size;
-		cq->q.ring = fresh.ring;
-	}
+		ret = cq_replace_ring(cq, ibcq->context, resp.drv().cq);
 	pthread_spin_unlock(&cq->q.lock);
 	return ret;
 }

@@ -189,9 +189,16 @@ int post_recv(ibv_qp *ibqp, ibv_recv_wr *wr, ibv_recv_wr **bad_wr)
 	// In the error state only the kernel can complete the new receives
 	// (with WR_FLUSH_ERR): the store-load order against the kernel's
 	// "set flag, barrier, flush" needs a full fence (SROCE_RQ_FLAG_FLUSH).
+	// A failed doorbell is reported as post_send does: every request is
+	// queued (none is "bad") but the kernel was not told to flush them.
 	if (qp->rq.ring.attached() &&
-	    (qp->rq.ring.flags_after_fence() & SROCE_RQ_FLAG_FLUSH))
-		ring_doorbell(qp);
+	    (qp->rq.ring.flags_after_fence() & SROCE_RQ_FLAG_FLUSH)) {
+		int db = ring_doorbell(qp);
+		if (!err && db) {
+			err = db;
+			*bad_wr = nullptr;
+		}
+	}
 	return err;
 }
 

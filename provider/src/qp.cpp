@@ -250,11 +250,12 @@ int modify_qp(ibv_qp *qp, ibv_qp_attr *attr, int mask)
 	ret = ibv_cmd_modify_qp(qp, attr, mask, &cmd, sizeof(cmd));
 	if (ret || !(mask & IBV_QP_STATE) || attr->qp_state != IBV_QPS_RESET)
 		return ret;
-	// The kernel emptied the work queues; drop what they left in the CQs.
+	// The kernel emptied the work queues; drop what they left in the CQs,
+	// except the receive completions of a QP on an SRQ (cq_clean()).
 	if (qp->recv_cq)
-		cq_clean(from_cq(qp->recv_cq), qp->qp_num);
+		cq_clean(from_cq(qp->recv_cq), qp->qp_num, qp->srq != nullptr);
 	if (qp->send_cq && qp->send_cq != qp->recv_cq)
-		cq_clean(from_cq(qp->send_cq), qp->qp_num);
+		cq_clean(from_cq(qp->send_cq), qp->qp_num, false);
 	return 0;
 }
 

@@ -168,7 +168,8 @@ ibv_cq *create_cq(ibv_context *ctx, int cqe, ibv_comp_channel *channel,
 		  int comp_vector);
 ibv_cq_ex *create_cq_ex(ibv_context *ctx, ibv_cq_init_attr_ex *attr);
 int poll_cq(ibv_cq *cq, int ne, ibv_wc *wc);
-void cq_clean(Cq *cq, uint32_t qp_num);
+void cq_clean(Cq *cq, uint32_t qp_num, bool keep_recv);
+int cq_replace_ring(Cq *cq, ibv_context *ctx, const sroce_ring_info &info);
 int resize_cq(ibv_cq *cq, int cqe);
 int destroy_cq(ibv_cq *cq);
 void install_poll_ops(ibv_cq_ex *cqx, uint64_t wc_flags);

@@ -6,6 +6,7 @@
 // the extended polling API against a CQ ring the test fills as the kernel
 // would.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -715,6 +716,161 @@ TEST(PostSend, ConcurrentPostersAgainstAConsumer)
 	for (uint64_t i = 0; i < seen.size(); i++)
 		ASSERT_EQ(seen[i], 1) << "wr_id " << i;
 	EXPECT_EQ(f.sq.hdr()->producer, static_cast<uint32_t>(2 * per_thread));
+}
+
+} // namespace
+
+namespace {
+
+// In the error state a receive rings the flush doorbell; when that write()
+// fails the post reports it as a failed send doorbell does: the receive is
+// queued (producer moved, bad_wr NULL) but the error is not swallowed.
+TEST(PostRecv, FlushDoorbellFailureIsReported)
+{
+	FakeQp f(IBV_QPT_RC);
+	close(f.pipefd[0]); // writes to the pipe now fail with EPIPE
+	f.pipefd[0] = open("/dev/null", O_RDONLY);
+	signal(SIGPIPE, SIG_IGN);
+	f.rq.hdr()->flags = SROCE_RQ_FLAG_FLUSH;
+	f.ib()->state = IBV_QPS_ERR;
+	ibv_sge sg = { 0x2000, 16, 5 };
+	ibv_recv_wr r{};
+	ibv_recv_wr *bad = &r;
+	r.wr_id = 9;
+	r.sg_list = &sg;
+	r.num_sge = 1;
+
+	EXPECT_EQ(sroce::post_recv(f.ib(), &r, &bad), EPIPE);
+	EXPECT_EQ(bad, nullptr); // the request was queued
+	EXPECT_EQ(f.rq.hdr()->producer, 1u);
+
+	// Outside the error state no doorbell, so nothing to fail.
+	f.rq.hdr()->flags = 0;
+	f.ib()->state = IBV_QPS_RTS;
+	EXPECT_EQ(sroce::post_recv(f.ib(), &r, &bad), 0);
+	EXPECT_EQ(f.rq.hdr()->producer, 2u);
+}
+
+// A CQ whose ring is an anonymous mapping, as if mapped by create_cq, and
+// a memfd standing in for the command fd that the new ring is mapped from.
+struct MappedCq {
+	sroce::Context ctx{};
+	sroce::Cq *cq;
+	void *old_map;
+	int memfd;
+
+	MappedCq()
+	{
+		memfd = memfd_create("sroce-cq", 0);
+		EXPECT_GE(memfd, 0);
+		EXPECT_EQ(ftruncate(memfd, 4096), 0);
+		ctx.vctx.context.cmd_fd = memfd;
+		cq = static_cast<sroce::Cq *>(calloc(1, sizeof(sroce::Cq)));
+		pthread_spin_init(&cq->q.lock, PTHREAD_PROCESS_PRIVATE);
+		cq->vcq.cq.context = &ctx.vctx.context;
+		old_map = mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		EXPECT_NE(old_map, MAP_FAILED);
+		cq->q.map = old_map;
+		cq->q.map_size = 4096;
+		cq->q.ring.attach(old_map, 3, 64);
+		sroce::install_poll_ops(&cq->vcq.cq_ex, 0);
+	}
+	~MappedCq()
+	{
+		if (cq->q.map)
+			munmap(cq->q.map, cq->q.map_size);
+		free(cq);
+		close(memfd);
+	}
+	static bool mapped(void *p)
+	{
+		return msync(p, 4096, MS_ASYNC) == 0;
+	}
+};
+
+TEST(Cq, ReplacedRingIsPolled)
+{
+	MappedCq m;
+	sroce_ring_info info{};
+	info.mmap_size = 4096;
+	info.log2_entries = 4;
+	info.entry_size = 64;
+	// The kernel moved one unpolled CQE into the new ring (kernel/cq.c).
+	ib_uverbs_wc wc{};
+	wc.wr_id = 77;
+	auto *hdr = static_cast<sroce_ring_hdr *>(
+		mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, m.memfd, 0));
+	ASSERT_NE(hdr, MAP_FAILED);
+	hdr->consumer = 5;
+	hdr->producer = 6;
+	memcpy(reinterpret_cast<uint8_t *>(hdr) + SROCE_RING_HDR_SIZE + 5 * 64,
+	       &wc, sizeof(wc));
+
+	EXPECT_EQ(sroce::cq_replace_ring(m.cq, &m.ctx.vctx.context, info), 0);
+	EXPECT_FALSE(MappedCq::mapped(m.old_map));
+	EXPECT_EQ(m.cq->q.ring.size(), 16u);
+	ibv_wc out[2];
+	ASSERT_EQ(sroce::poll_cq(&m.cq->vcq.cq, 2, out), 1);
+	EXPECT_EQ(out[0].wr_id, 77u);
+	EXPECT_EQ(hdr->consumer, 6u);
+	munmap(hdr, 4096);
+}
+
+// The kernel already swapped rings, the new one does not map (here: a bad
+// description): the dead old ring is unmapped, the CQ has no ring, and
+// every way of polling it fails with EIO instead of touching either ring.
+TEST(Cq, UnmappableReplacementLeavesNoRing)
+{
+	MappedCq m;
+	sroce_ring_info bad{}; // entry_size 0: refused before mmap()
+
+	EXPECT_EQ(sroce::cq_replace_ring(m.cq, &m.ctx.vctx.context, bad), EPROTO);
+	EXPECT_FALSE(MappedCq::mapped(m.old_map));
+	EXPECT_EQ(m.cq->q.map, nullptr);
+	EXPECT_FALSE(m.cq->q.ring.attached());
+
+	ibv_wc out[2];
+	EXPECT_EQ(sroce::poll_cq(&m.cq->vcq.cq, 2, out), -EIO);
+	ibv_poll_cq_attr attr{};
+	EXPECT_EQ(ibv_start_poll(&m.cq->vcq.cq_ex, &attr), EIO);
+	// The lock was dropped (no end_poll after a failed start_poll).
+	EXPECT_EQ(sroce::poll_cq(&m.cq->vcq.cq, 2, out), -EIO);
+	sroce::cq_clean(m.cq, 0x11, false); // nothing to clean, no crash
+}
+
+// RESET drops a QP's unpolled completions, but on an SRQ its receive
+// completions carry the SRQ's buffers: those stay, in order; its send
+// completions and other QPs' completions are handled as before.
+TEST(Cq, CleanKeepsReceivesOfSrqQps)
+{
+	FakeCq f;
+	auto put = [&](uint64_t id, uint32_t opcode, uint32_t qpn) {
+		f.produce(id, opcode, 0);
+		auto *wc = reinterpret_cast<ib_uverbs_wc *>(
+			f.ring.slot(f.ring.hdr()->producer - 1));
+		wc->qp_num = qpn;
+	};
+	put(1, IBV_WC_SEND, 0x11);
+	put(2, IBV_WC_RECV, 0x11);
+	put(3, IBV_WC_RECV, 0x99);
+	put(4, IBV_WC_RDMA_WRITE, 0x11);
+	put(5, IBV_WC_RECV_RDMA_WITH_IMM, 0x11);
+
+	sroce::cq_clean(f.cq, 0x11, true);
+	ibv_wc wc[8];
+	ASSERT_EQ(sroce::poll_cq(&f.cq->vcq.cq, 8, wc), 3);
+	EXPECT_EQ(wc[0].wr_id, 2u);
+	EXPECT_EQ(wc[1].wr_id, 3u);
+	EXPECT_EQ(wc[2].wr_id, 5u);
+
+	// Without an SRQ everything of the QP goes.
+	put(6, IBV_WC_RECV, 0x11);
+	put(7, IBV_WC_RECV, 0x99);
+	put(8, IBV_WC_SEND, 0x11);
+	sroce::cq_clean(f.cq, 0x11, false);
+	ASSERT_EQ(sroce::poll_cq(&f.cq->vcq.cq, 8, wc), 1);
+	EXPECT_EQ(wc[0].wr_id, 7u);
 }
 
 } // namespace
