@@ -25,6 +25,8 @@
  * QP reference is dropped after they return: a role that keeps a packet longer (the responder's
  * backlog) is covered by QP destroy, which cancels and purges it.
  */
+#include <linux/if_ether.h>
+#include <linux/ipv6.h>
 #include <linux/skbuff.h>
 #include <linux/udp.h>
 
@@ -102,6 +104,14 @@ static enum sroce_rx_drop sroce_rx_udp(struct sk_buff *skb)
 {
 	unsigned int ulen;
 
+	/*
+	 * RoCEv2 has no IPv6 extension headers, and the ICRC covers a plain
+	 * 40-byte IPv6 header: a packet with one is malformed, not corrupt.
+	 */
+	if (skb->protocol == htons(ETH_P_IPV6) &&
+	    skb_transport_header(skb) - skb_network_header(skb) !=
+	    sizeof(struct ipv6hdr))
+		return SROCE_RX_BAD_HEADER;
 	if (!pskb_may_pull(skb, sizeof(struct udphdr) + SROCE_BTH_LEN))
 		return SROCE_RX_BAD_HEADER;
 	ulen = ntohs(udp_hdr(skb)->len);
