@@ -83,6 +83,7 @@
  */
 #define SROCE_GFP_SIZED		(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | \
 				 __GFP_NOWARN)
+
 #define SROCE_MAX_AH		32768
 #define SROCE_MAX_MCAST_GRP	8192		/* groups per device */
 #define SROCE_MAX_MCAST_QP	56		/* QPs attached to one group */
