@@ -418,6 +418,27 @@ TEST_F(ud, send_error_moves_to_sqe_and_rts_resumes)
 }
 
 /*
+ * A 100-byte UC SEND from @from to @to (receive id @id, send id @id + 1),
+ * both completions successful and the bytes checked.
+ */
+static void uc_send_checked(struct __test_metadata *_metadata, struct side *from,
+			    struct side *to, uint64_t id)
+{
+	struct ibv_sge sg = { (uintptr_t)from->buf, 100, from->mr->lkey };
+	struct ibv_send_wr wr = { .wr_id = id + 1, .sg_list = &sg, .num_sge = 1,
+				  .opcode = IBV_WR_SEND }, *bad;
+	struct ibv_wc wc;
+
+	pattern(from->buf, 100, id);
+	ASSERT_EQ(0, post_recv(to->qp, to, id, 8192, 100));
+	ASSERT_EQ(0, ibv_post_send(from->qp, &wr, &bad));
+	EXPECT_WC(from->cq, wc, id + 1, IBV_WC_SUCCESS);
+	EXPECT_WC(to->cq, wc, id, IBV_WC_SUCCESS);
+	EXPECT_EQ(0, memcmp(from->buf, to->buf + 8192, 100))
+		TH_LOG("UC payload %llu differs", (unsigned long long)id);
+}
+
+/*
  * UC too: a send error moves the QP to SQE, its receives go on, and
  * SQE -> RTS sends again.
  */
@@ -445,27 +466,13 @@ TEST_F(ud, uc_send_error_moves_to_sqe_and_rts_resumes)
 	ASSERT_EQ(IBV_QPS_SQE, q.qp_state);
 
 	/* b -> a still delivers. */
-	pattern(b->buf, 100, 2);
-	ASSERT_EQ(0, post_recv(a->qp, a, 2, 8192, 100));
-	sg = (struct ibv_sge){ (uintptr_t)b->buf, 100, b->mr->lkey };
-	wr.wr_id = 3;
-	ASSERT_EQ(0, ibv_post_send(b->qp, &wr, &bad));
-	EXPECT_WC(b->cq, wc, 3, IBV_WC_SUCCESS);
-	EXPECT_WC(a->cq, wc, 2, IBV_WC_SUCCESS);
-	EXPECT_EQ(0, memcmp(b->buf, a->buf + 8192, 100)) TH_LOG("payload received in SQE differs");
+	uc_send_checked(_metadata, b, a, 2);
 
 	memset(&x, 0, sizeof(x));
 	x.qp_state = IBV_QPS_RTS;
 	x.cur_qp_state = IBV_QPS_SQE;
 	ASSERT_EQ(0, ibv_modify_qp(a->qp, &x, IBV_QP_STATE | IBV_QP_CUR_STATE));
-	pattern(a->buf, 100, 4);
-	ASSERT_EQ(0, post_recv(b->qp, b, 4, 8192, 100));
-	sg = (struct ibv_sge){ (uintptr_t)a->buf, 100, a->mr->lkey };
-	wr.wr_id = 5;
-	ASSERT_EQ(0, ibv_post_send(a->qp, &wr, &bad));
-	EXPECT_WC(a->cq, wc, 5, IBV_WC_SUCCESS);
-	EXPECT_WC(b->cq, wc, 4, IBV_WC_SUCCESS);
-	EXPECT_EQ(0, memcmp(a->buf, b->buf + 8192, 100)) TH_LOG("payload after RTS differs");
+	uc_send_checked(_metadata, a, b, 4);
 }
 
 /*
