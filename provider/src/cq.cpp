@@ -34,12 +34,19 @@ void cq_free(Cq *cq)
 
 // ---- extended polling (ibv_start_poll / ibv_next_poll / ibv_end_poll) ----
 
+// CQEs ready at the consumer index; UINT32_MAX if the CQ has no ring (a
+// resize whose new ring could not be mapped, resize_cq()) or the kernel's
+// producer index is nonsense.
+uint32_t cq_ready(const RingView &r)
+{
+	return r.attached() ? r.ready_slots() : UINT32_MAX;
+}
+
 // Make the CQE at the consumer index current; ENOENT if there is none.
 int cq_load_current(Cq *cq)
 {
 	RingView &r = cq->q.ring;
-	// No ring: a resize whose new ring could not be mapped (resize_cq()).
-	uint32_t ready = r.attached() ? r.ready_slots() : UINT32_MAX;
+	uint32_t ready = cq_ready(r);
 
 	if (ready == 0 || ready == UINT32_MAX) {
 		cq->cur = nullptr;
@@ -150,10 +157,11 @@ void cq_clean(Cq *cq, uint32_t qp_num, bool keep_recv)
 	RingView &r = cq->q.ring;
 
 	pthread_spin_lock(&cq->q.lock);
-	uint32_t cons = r.attached() ? r.consumer_owned() : 0;
-	uint32_t ready = r.attached() ? r.ready_slots() : UINT32_MAX;
-	uint32_t removed = 0;
+	uint32_t ready = cq_ready(r);
 	if (ready != UINT32_MAX) {
+		uint32_t cons = r.consumer_owned();
+		uint32_t removed = 0;
+
 		for (uint32_t i = cons + ready; i-- != cons;) {
 			const auto *wc = static_cast<const ib_uverbs_wc *>(r.slot(i));
 			if (wc->qp_num == qp_num &&
@@ -162,9 +170,9 @@ void cq_clean(Cq *cq, uint32_t qp_num, bool keep_recv)
 			else if (removed)
 				memcpy(r.slot(i + removed), wc, sizeof(*wc));
 		}
+		if (removed)
+			r.release(cons + removed);
 	}
-	if (removed)
-		r.release(cons + removed);
 	pthread_spin_unlock(&cq->q.lock);
 }
 
@@ -176,18 +184,12 @@ int poll_cq(ibv_cq *ibcq, int ne, ibv_wc *wc)
 
 	static_assert(sizeof(ibv_wc) == sizeof(ib_uverbs_wc));
 	pthread_spin_lock(&cq->q.lock);
-	// No ring (resize_cq() could not map the new one), or the kernel's
-	// producer index is nonsense.
-	if (!r.attached()) {
-		pthread_spin_unlock(&cq->q.lock);
-		return -EIO;
-	}
-	uint32_t cons = r.consumer_owned();
-	uint32_t ready = r.ready_slots();
+	uint32_t ready = cq_ready(r);
 	if (ready == UINT32_MAX) {
 		pthread_spin_unlock(&cq->q.lock);
 		return -EIO;
 	}
+	uint32_t cons = r.consumer_owned();
 	// The acquire load of the producer index in ready_slots() orders
 	// these reads after the kernel's writes of the entries.
 	for (; n < ne && static_cast<uint32_t>(n) < ready; n++)
