@@ -56,7 +56,6 @@ else
 	diag "$(gid_table $DEV_A; gid_table $DEV_B)"
 fi
 
-# The device still works for an unmodified program after the storm.
 # ipv6_ext_header: a datagram from $NS_B to $IP6_A port 4791 whose IPv6
 # header is followed by a Destination Options header (PadN, 8 bytes), with
 # a plausible BTH: RoCEv2 has no extension headers and its ICRC could not
@@ -85,6 +84,7 @@ s.sendto(bth + bytes(16) + bytes(4), (sys.argv[1], 4791))
 }
 [[ ${SROCE_FAST_RX:-0} == 1 ]] || ipv6_ext_header
 
+# The device still works for an unmodified program after the storm.
 check "ibv_rc_pingpong after the storm" pingpong_said ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 50 -s 4096 -c
 # fastrx.sh runs this test again with the receive hook on: make sure the
 # forged packets took that path
