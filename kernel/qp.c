@@ -279,20 +279,37 @@ static void sroce_rq_set_flags(struct sroce_qp *qp, u32 flags)
 		sroce_ring_set_flags(&qp->rq, flags);
 }
 
-void sroce_qp_error(struct sroce_qp *qp)
+/*
+ * The one place the state changes: to @to if it is one of @from (a set of
+ * BIT(state)), under state_lock, traced.  Each caller says which states it
+ * may leave, so a modify does not cover an ERR or SQE a role set meanwhile,
+ * and a role does not move a QP the modify reset.  True if it moved.
+ */
+static bool sroce_qp_change_state(struct sroce_qp *qp, u32 from,
+				  enum ib_qp_state to)
 {
-	unsigned long flags;
-	bool flush = false;
-
 	enum ib_qp_state old;
+	unsigned long flags;
+	bool changed;
 
 	spin_lock_irqsave(&qp->state_lock, flags);
 	old = qp->state;
-	if (old != IB_QPS_RESET && old != IB_QPS_ERR) {
-		WRITE_ONCE(qp->state, IB_QPS_ERR);
-		flush = true;
-	}
+	changed = from & BIT(old);
+	if (changed)
+		WRITE_ONCE(qp->state, to);
 	spin_unlock_irqrestore(&qp->state_lock, flags);
+	if (changed && old != to)
+		trace_sroce_qp_state(&qp->ibqp, old, to);
+	return changed;
+}
+
+#define SROCE_QPS_ANY	GENMASK(IB_QPS_ERR, IB_QPS_RESET)
+
+void sroce_qp_error(struct sroce_qp *qp)
+{
+	bool flush = sroce_qp_change_state(qp, SROCE_QPS_ANY &
+					   ~(BIT(IB_QPS_RESET) | BIT(IB_QPS_ERR)),
+					   IB_QPS_ERR);
 
 	/*
 	 * The CQEs of the flush may reach a consumer that moves the QP to
@@ -301,7 +318,6 @@ void sroce_qp_error(struct sroce_qp *qp)
 	 * ERR, and the reset sets the state before it takes those locks.
 	 */
 	if (flush) {
-		trace_sroce_qp_state(&qp->ibqp, old, IB_QPS_ERR);
 		sroce_requester_flush(qp);
 		/* The responder stops consuming before the RQ is flushed. */
 		sroce_responder_flush(qp);
@@ -320,58 +336,14 @@ void sroce_qp_error(struct sroce_qp *qp)
 
 void sroce_qp_sq_error(struct sroce_qp *qp)
 {
-	unsigned long flags;
-	enum ib_qp_state old;
-
-	spin_lock_irqsave(&qp->state_lock, flags);
-	old = qp->state;
-	if (old == IB_QPS_RTS || old == IB_QPS_SQD)
-		WRITE_ONCE(qp->state, IB_QPS_SQE);
-	spin_unlock_irqrestore(&qp->state_lock, flags);
-	if (old == IB_QPS_RTS || old == IB_QPS_SQD)
-		trace_sroce_qp_state(&qp->ibqp, old, IB_QPS_SQE);
+	sroce_qp_change_state(qp, BIT(IB_QPS_RTS) | BIT(IB_QPS_SQD),
+			      IB_QPS_SQE);
 }
 
 void sroce_qp_sq_drained(struct sroce_qp *qp)
 {
 	if (sroce_qp_state(qp) == IB_QPS_SQD)
 		sroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
-}
-
-static void sroce_qp_set_state(struct sroce_qp *qp, enum ib_qp_state state)
-{
-	enum ib_qp_state old;
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->state_lock, flags);
-	old = qp->state;
-	WRITE_ONCE(qp->state, state);
-	spin_unlock_irqrestore(&qp->state_lock, flags);
-	if (old != state)
-		trace_sroce_qp_state(&qp->ibqp, old, state);
-}
-
-/*
- * A modify's transition @from -> @to, unless the QP left @from meanwhile:
- * the roles move it to ERR or SQE without the modify mutex, and a modify
- * must not cover that with the state it was asked for.
- */
-static bool sroce_qp_move(struct sroce_qp *qp, enum ib_qp_state from,
-			  enum ib_qp_state to)
-{
-	enum ib_qp_state old;
-	unsigned long flags;
-
-	spin_lock_irqsave(&qp->state_lock, flags);
-	old = qp->state;
-	if (old == from)
-		WRITE_ONCE(qp->state, to);
-	spin_unlock_irqrestore(&qp->state_lock, flags);
-	if (old != from)
-		return false;
-	if (old != to)
-		trace_sroce_qp_state(&qp->ibqp, old, to);
-	return true;
 }
 
 /*
@@ -384,7 +356,7 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 {
 	unsigned long flags;
 
-	sroce_qp_set_state(qp, IB_QPS_RESET);
+	sroce_qp_change_state(qp, SROCE_QPS_ANY, IB_QPS_RESET);
 
 	/* Kernel posting fails in RESET; restart the indices at 0. */
 	if (!qp->user) {
@@ -593,7 +565,11 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	 */
 	if (cur == IB_QPS_RTS && next == IB_QPS_SQD)
 		sroce_requester_kick(qp);
-	if (!sroce_qp_move(qp, cur, next)) {
+	/*
+	 * Unless the QP left @cur meanwhile: the roles move it to ERR or SQE
+	 * without the modify mutex.
+	 */
+	if (!sroce_qp_change_state(qp, BIT(cur), next)) {
 		ibdev_dbg(&qp->sdev->ibdev,
 			  "QP %u: went to state %d during a modify from %d\n",
 			  ibqp->qp_num, sroce_qp_state(qp), cur);
