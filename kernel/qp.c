@@ -107,6 +107,30 @@ static void sroce_rq_consume_locked(struct sroce_qp *qp)
 	sroce_ring_set_consumer(&qp->rq, qp->rq_tail);
 }
 
+/*
+ * Complete the SRQ WQE this QP took for a message not yet whole with a
+ * flush: it has left the SRQ, and without a completion its buffer would
+ * be lost to the consumer.  WQEs still in the SRQ stay there for the
+ * other QPs.
+ */
+static void sroce_rq_flush_held_locked(struct sroce_qp *qp)
+{
+	struct sroce_cq *cq = sroce_rq_cq(qp);
+	struct ib_uverbs_wc wc = {
+		.wr_id = qp->srq_wr_id,
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp_num = qp->ibqp.qp_num,
+	};
+
+	if (!qp->srq_held)
+		return;
+	qp->srq_held = false;
+	qp->xrc_srq = NULL;
+	if (cq)
+		sroce_cq_post(cq, &wc, false);
+}
+
 static void sroce_rq_flush_locked(struct sroce_qp *qp)
 {
 	struct sroce_cq *cq = sroce_rq_cq(qp);
@@ -121,14 +145,7 @@ static void sroce_rq_flush_locked(struct sroce_qp *qp)
 	/* The first flush since the QP entered the error state? */
 	first = !qp->rq_flushing;
 	qp->rq_flushing = true;
-	if (qp->srq_held) {
-		/* WQEs still in the SRQ stay there for the other QPs. */
-		qp->srq_held = false;
-		qp->xrc_srq = NULL;
-		wc.wr_id = qp->srq_wr_id;
-		if (cq)
-			sroce_cq_post(cq, &wc, false);
-	}
+	sroce_rq_flush_held_locked(qp);
 	/*
 	 * This QP takes nothing more from its SRQ: the IB spec's Last WQE
 	 * Reached event, once per entry into the error state, after the
@@ -386,7 +403,12 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 		sroce_ring_set_consumer(&qp->rq, qp->rq_tail);
 	}
 	qp->rq_flushing = false;
-	qp->srq_held = false;
+	/*
+	 * RESET forgets the QP's own receives without completing them (IBA
+	 * 10.3.1): they are still the consumer's.  An SRQ WQE it took is
+	 * not: completed with a flush, as in ERR.
+	 */
+	sroce_rq_flush_held_locked(qp);
 	clear_bit(SROCE_RQ_LAST_WQE, &qp->rq_pending);
 	qp->xrc_srq = NULL;
 	sroce_rq_set_flags(qp, 0);

@@ -11,7 +11,8 @@
 #   256 is 4096 responses), same data checks, with the tests' short
 #   retry_cnt 2 x 16.8 ms ACK timeout.
 #   (a) again, the R_Key errors with the responder's NAK dropped on the
-#   wire: the requester runs out of retries (rc_verbs -N).
+#   wire: the requester runs out of retries (rc_verbs -N); and an SRQ
+#   WQE taken for a SEND whose last packet is dropped, at RESET (-L).
 #   (b) interop: requester on sroce1, responder on rdma_rxe, which
 #   acknowledges only when asked: a local operation behind an unsignaled
 #   SEND, and the SEND and WRITE data tests.
@@ -66,6 +67,31 @@ naks_lost_suite() {
 	in_ns $NS_B tc qdisc del dev $VETH_B clsact
 }
 
+# send_last_lost_suite GA GB: an SRQ WQE held by a QP whose message never
+# completes, at RESET (rc_verbs -L).  A u32 filter on $DEV_A's veth drops
+# the RoCEv2 packets whose BTH opcode is RC SEND LAST (0x02), byte 28 as
+# above; transmit batches are off meanwhile, or a message's packets would
+# pass the filter as one skb headed by its SEND FIRST.
+send_last_lost_suite() {
+	local ga=$1 gb=$2 err dropped batch
+	if ! err=$(in_ns $NS_A tc qdisc add dev $VETH_A clsact 2>&1 &&
+		   in_ns $NS_A tc filter add dev $VETH_A egress protocol ip u32 \
+			match ip protocol 17 0xff match u16 4791 0xffff at 22 \
+			match u8 0x02 0xff at 28 action drop 2>&1); then
+		skip "rc_verbs $DEV_A -> $DEV_B, SEND LAST packets dropped" "no u32 filter with a drop action: $err"
+		in_ns $NS_A tc qdisc del dev $VETH_A clsact 2> /dev/null
+		return
+	fi
+	batch=$(< /sys/module/sroce/parameters/tx_batch)
+	echo N > /sys/module/sroce/parameters/tx_batch
+	rc_suite "$DEV_A -> $DEV_B, SEND LAST packets dropped" $NS_A -d $DEV_A -g "$ga" -D $DEV_B -G "$gb" \
+		-t srq_wqe_held_mid_message_flushed_at_reset -L
+	echo "$batch" > /sys/module/sroce/parameters/tx_batch
+	dropped=$(in_ns $NS_A tc -s filter show dev $VETH_A egress | grep -o 'dropped [0-9]*' | head -1)
+	check_ge "SEND LAST packets the filter dropped" 1 "${dropped#dropped }"
+	in_ns $NS_A tc qdisc del dev $VETH_A clsact
+}
+
 # (c) loopback: two QPs of one device
 if topo_loopback 2>/tmp/topo.err; then
 	ok "topology (c) loopback"
@@ -89,6 +115,7 @@ if topo_pair 2>/tmp/topo.err; then
 		rc_suite "$DEV_A -> $DEV_B (GIDs $ga, $gb)" $NS_A -d $DEV_A -g "$ga" -D $DEV_B -G "$gb"
 		rc_suite "$DEV_A -> $DEV_B path MTU 512" $NS_A -d $DEV_A -g "$ga" -D $DEV_B -G "$gb" -m 512 -t $DATA_TESTS
 		naks_lost_suite "$ga" "$gb"
+		send_last_lost_suite "$ga" "$gb"
 	else
 		not_ok "RoCE v2 GIDs of $IP4_A/$IP4_B"; diag "$(gid_table $DEV_A; gid_table $DEV_B)"
 	fi

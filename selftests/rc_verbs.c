@@ -46,6 +46,7 @@
 
 static enum ibv_mtu opt_mtu;	/* 0: the smaller active MTU of the ports */
 static bool opt_naks_dropped;	/* -N: the path drops remote access NAKs */
+static bool opt_send_last_dropped;	/* -L: the path drops RC SEND LAST packets */
 
 /* How to connect the two QPs; conn_defaults() gives the normal case. */
 struct conn {
@@ -2702,6 +2703,82 @@ TEST_F_TIMEOUT(rc, srq_last_wqe_reached, 60)
 	EXPECT_EQ(0, ibv_destroy_srq(srq));
 }
 
+/*
+ * A QP on an SRQ took a WQE for a SEND whose last packet never comes (the
+ * path drops every RC SEND LAST) and is moved from RTS to RESET: the WQE
+ * has left the SRQ, so it comes back as a flush completion (RESET forgets
+ * only the QP's own receives), and the SRQ's next WQE serves the next
+ * message.  The WQE used to be dropped without a completion, its buffer
+ * lost to the program.
+ */
+TEST_F_TIMEOUT(rc, srq_wqe_held_mid_message_flushed_at_reset, 60)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_qp_attr reset = { .qp_state = IBV_QPS_RESET };
+	struct ibv_srq_attr at = { .srq_limit = 2 };
+	struct ibv_qp *qa, *qb, *qa2, *qb2;
+	struct ibv_srq *srq, *esrq = NULL;
+	struct ibv_sge sg = sge(a, SRC_OFF, 5000);
+	struct ibv_send_wr wr = {
+		.wr_id = 1, .sg_list = &sg, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+
+	if (!opt_send_last_dropped)
+		SKIP(return, "needs -L, a path that drops RC SEND LAST packets (rc.sh sets one)");
+	srq = srq_create(b, 16);
+	ASSERT_NE(NULL, srq) TH_LOG("ibv_create_srq: %s", strerror(errno));
+	qa = srq_qp(a, NULL);
+	qb = srq_qp(b, srq);
+	ASSERT_TRUE(qa && qb) TH_LOG("ibv_create_qp: %s", strerror(errno));
+	ASSERT_EQ(0, srq_connect(a, qa, b, qb));
+	ASSERT_EQ(0, srq_post(srq, b, 500, DST_OFF, 8192));
+	ASSERT_EQ(0, srq_post(srq, b, 501, DST_OFF + 8192, 8192));
+	ASSERT_EQ(0, ibv_modify_srq(srq, &at, IBV_SRQ_LIMIT));
+
+	/* 5000 bytes are two packets or more at any path MTU: FIRST ... LAST. */
+	ASSERT_EQ(0, ibv_post_send(qa, &wr, &bad));
+	/* The SEND FIRST took WQE 500: one WQE left, below the limit. */
+	ASSERT_EQ(IBV_EVENT_SRQ_LIMIT_REACHED, srq_event(b, WC_WAIT_MS, &esrq))
+		TH_LOG("the SEND FIRST took no SRQ WQE");
+	EXPECT_NO_WC(b->cq);
+
+	ASSERT_EQ(0, ibv_modify_qp(qb, &reset, IBV_QP_STATE));
+	ASSERT_EQ(1, poll_wc(b->cq, &wc, WC_WAIT_MS))
+		TH_LOG("no completion for the SRQ WQE the QP held at RESET");
+	EXPECT_EQ(500, wc.wr_id);
+	EXPECT_EQ(IBV_WC_WR_FLUSH_ERR, wc.status) TH_LOG("status %s", ibv_wc_status_str(wc.status));
+	EXPECT_EQ(qb->qp_num, wc.qp_num);
+	EXPECT_NO_WC(b->cq);
+	/* Its resends go to a QP in RESET; its completion goes with it. */
+	ibv_destroy_qp(qa);
+
+	/* WQE 501 is still the SRQ's: a SEND ONLY on a new pair lands in it. */
+	qa2 = srq_qp(a, NULL);
+	qb2 = srq_qp(b, srq);
+	ASSERT_TRUE(qa2 && qb2) TH_LOG("ibv_create_qp: %s", strerror(errno));
+	ASSERT_EQ(0, srq_connect(a, qa2, b, qb2));
+	pattern(a->buf + SRC_OFF, 64, 501);
+	memset(b->buf + DST_OFF + 8192, 0, 65);
+	sg.length = 64;
+	wr.wr_id = 2;
+	ASSERT_EQ(0, ibv_post_send(qa2, &wr, &bad));
+	EXPECT_WC(a->cq, wc, 2, IBV_WC_SUCCESS);
+	ASSERT_EQ(1, poll_wc(b->cq, &wc, WC_WAIT_MS)) TH_LOG("the SEND ONLY: no receive");
+	EXPECT_EQ(IBV_WC_SUCCESS, wc.status) TH_LOG("status %s", ibv_wc_status_str(wc.status));
+	EXPECT_EQ(501, wc.wr_id);
+	EXPECT_EQ(64, wc.byte_len);
+	EXPECT_EQ(qb2->qp_num, wc.qp_num);
+	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF + 8192, 64);
+	EXPECT_EQ(0, b->buf[DST_OFF + 8192 + 64]);
+
+	ibv_destroy_qp(qb2);
+	ibv_destroy_qp(qa2);
+	ibv_destroy_qp(qb);
+	EXPECT_EQ(0, ibv_destroy_srq(srq));
+}
+
 /* Is @name one of the comma-separated test names in @list? */
 static bool test_selected(const char *name, const char *list)
 {
@@ -2746,13 +2823,15 @@ static int keep_tests(const char *list)
 
 static void usage(const char *prog)
 {
-	fprintf(stderr, "usage: %s -d DEV -g GIDX [-D DEV2 -G GIDX2] [-m MTU] [-t TESTS] [-N]\n"
+	fprintf(stderr, "usage: %s -d DEV -g GIDX [-D DEV2 -G GIDX2] [-m MTU] [-t TESTS] [-N] [-L]\n"
 		"  A QP on DEV (GID index GIDX) is the requester; the responder is a\n"
 		"  second QP on DEV, or on DEV2 (GID index GIDX2) if given.\n"
 		"  -m: path MTU 256, 512, 1024, 2048 or 4096 (default: the ports')\n"
 		"  -t NAME[,NAME...]: run only these tests\n"
 		"  -N: the path drops remote access NAKs: run the *_nak_lost tests\n"
-		"      (which skip without it; the other R_Key tests then fail)\n",
+		"      (which skip without it; the other R_Key tests then fail)\n"
+		"  -L: the path drops RC SEND LAST packets: run the test that needs\n"
+		"      it (srq_wqe_held_mid_message_flushed_at_reset)\n",
 		prog);
 }
 
@@ -2760,7 +2839,7 @@ int main(int argc, char **argv)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:g:D:G:m:t:Nh")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:D:G:m:t:NLh")) != -1) {
 		switch (opt) {
 		case 't':
 			if (!keep_tests(optarg)) {
@@ -2770,6 +2849,9 @@ int main(int argc, char **argv)
 			break;
 		case 'N':
 			opt_naks_dropped = true;
+			break;
+		case 'L':
+			opt_send_last_dropped = true;
 			break;
 		case 'm':
 			switch (atoi(optarg)) {
