@@ -58,4 +58,21 @@ static inline void sroce_vma_set_flags(struct vm_area_struct *vma,
 #include <net/gso.h>
 #endif
 
+/*
+ * IBTA 1.5 ATOMIC WRITE got its names in v6.2: the opcode in
+ * <rdma/ib_pack.h>, IB_WR_ATOMIC_WRITE for kernel verbs consumers and the
+ * device capability.  Before, only userspace can post it (the provider
+ * writes SROCE_WR_ATOMIC_WRITE), and the capability is the uverbs bit
+ * (IB_UVERBS_DEVICE_ATOMIC_WRITE), which the core passes on unchanged.
+ */
+#if SROCE_KERNEL_AT_LEAST(6, 2)
+#define SROCE_KERNEL_ATOMIC_WRITE	1
+#define SROCE_DEVICE_ATOMIC_WRITE	IB_DEVICE_ATOMIC_WRITE
+#else
+#define SROCE_KERNEL_ATOMIC_WRITE	0
+#define SROCE_DEVICE_ATOMIC_WRITE	BIT_ULL(40)
+#define IB_OPCODE_ATOMIC_WRITE		0x1d
+#define IB_OPCODE_RC_ATOMIC_WRITE	IB_OPCODE_ATOMIC_WRITE
+#endif
+
 #endif /* SROCE_COMPAT_H */

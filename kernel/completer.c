@@ -51,6 +51,8 @@ static u8 sroce_comp_wc_opcode(u8 wr_opcode)
 		return IB_UVERBS_WC_COMP_SWAP;
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 		return IB_UVERBS_WC_FETCH_ADD;
+	case SROCE_WR_ATOMIC_WRITE:
+		return SROCE_WC_ATOMIC_WRITE;
 	case IB_UVERBS_WR_LOCAL_INV:
 		return IB_UVERBS_WC_LOCAL_INV;
 	case IB_UVERBS_WR_BIND_MW:
@@ -446,9 +448,20 @@ static void sroce_comp_read_resp(struct sroce_qp *qp,
 	u64 offset;
 	u32 len;
 
-	swqe = sroce_comp_expect(qp, ctx, skb, psn, sroce_swqe_is_read);
+	swqe = sroce_comp_expect(qp, ctx, skb, psn, sroce_swqe_wants_read_resp);
 	if (!swqe)
 		return;
+	if (sroce_swqe_is_atomic_write(swqe)) {
+		/* Its answer: a READ RESPONSE ONLY without payload. */
+		if (sroce_opcode_rc(pkt->opcode) !=
+		    SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY || pkt->paylen) {
+			atomic64_inc(&qp->sdev->stats.comp_dropped);
+			return;
+		}
+		sroce_comp_advance(qp, ctx, sroce_psn_next(psn));
+		sroce_comp_retire(qp, IB_WC_SUCCESS);
+		return;
+	}
 
 	offset = (u64)((psn - swqe->first_psn) & SROCE_PSN_MASK) * qp->req.mtu;
 	last = psn == swqe->last_psn;

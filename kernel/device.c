@@ -273,7 +273,9 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 /* XRC domains, SRQs and QPs (xrcd.c). */
-				 IB_DEVICE_XRC;
+				 IB_DEVICE_XRC |
+				 /* IBTA 1.5 ATOMIC WRITE (responder.c). */
+				 SROCE_DEVICE_ATOMIC_WRITE;
 	attr->max_mw = min_t(u32, max_mr, SROCE_MAX_MR); /* shared with MRs */
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FRMR_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;

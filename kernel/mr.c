@@ -523,3 +523,35 @@ void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 		len -= chunk;
 	}
 }
+
+/*
+ * Store @val at @iova (8-byte aligned) of @mr in one 64-bit store, after
+ * every store before it (IBTA 1.5 ATOMIC WRITE): nobody reading the word
+ * sees part of it.  The range must have been validated with
+ * sroce_mr_check().  A user MR whose iova was chosen apart from its
+ * buffer's alignment puts the word at an unaligned address, and a
+ * fast-registration MR's pages are read by kernel consumers only: both
+ * get a copy.
+ */
+void sroce_mr_store_u64(struct sroce_mr *mr, u64 iova, u64 val)
+{
+	unsigned int poff;
+	struct page *page;
+	void *va;
+
+	if (mr->type == SROCE_MR_DMA) {
+		/* After the stores before it; pairs with the reader's load. */
+		smp_store_release((u64 *)(uintptr_t)iova, val);
+		return;
+	}
+	page = sroce_mr_user_page(mr, iova, &poff);
+	if (!page || !IS_ALIGNED(poff, sizeof(val))) {
+		smp_mb();	/* the earlier stores first, as below */
+		sroce_mr_copy(mr, iova, &val, sizeof(val), SROCE_TO_MR);
+		return;
+	}
+	va = kmap_local_page(page);
+	/* After the stores before it; pairs with the reader's load. */
+	smp_store_release((u64 *)(va + poff), val);
+	kunmap_local(va);
+}

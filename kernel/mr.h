@@ -128,6 +128,7 @@ enum sroce_copy_dir {
 
 void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 		   enum sroce_copy_dir dir);
+void sroce_mr_store_u64(struct sroce_mr *mr, u64 iova, u64 val);
 struct page *sroce_mr_user_page(struct sroce_mr *mr, u64 iova,
 				unsigned int *poff);
 

@@ -8,6 +8,7 @@
 #include <linux/build_bug.h>
 #include <rdma/ib_pack.h>
 
+#include "compat.h"
 #include "opcode.h"
 
 /*
@@ -38,6 +39,7 @@
 #define IB_OPCODE_XRC_FETCH_ADD				SROCE_IB_XRC(FETCH_ADD)
 #define IB_OPCODE_XRC_SEND_LAST_WITH_INVALIDATE		SROCE_IB_XRC(SEND_LAST_WITH_INVALIDATE)
 #define IB_OPCODE_XRC_SEND_ONLY_WITH_INVALIDATE		SROCE_IB_XRC(SEND_ONLY_WITH_INVALIDATE)
+#define IB_OPCODE_XRC_ATOMIC_WRITE			SROCE_IB_XRC(ATOMIC_WRITE)
 
 /*
  * Each row also checks the opcode value against the core's <rdma/ib_pack.h>.

@@ -30,8 +30,9 @@
  * XRC (0xa0-0xb7) is RC with an XRCETH after the BTH of every request:
  * requests go to XRC target QPs, responses to XRC initiator QPs.
  *
- * Not (yet) supported, and therefore invalid: RD (0x40-0x5f), IBTA 1.5
- * FLUSH (0x1c, 0xbc) and ATOMIC WRITE (0x1d, 0xbd).
+ * Not (yet) supported, and therefore invalid: RD (0x40-0x5f) and IBTA 1.5
+ * FLUSH (0x1c, 0xbc).  IBTA 1.5 ATOMIC WRITE (0x1d, 0xbd) is an RDMA WRITE
+ * ONLY of one aligned 64-bit word that lands in a single store.
  */
 #ifndef SROCE_OPCODE_H
 #define SROCE_OPCODE_H
@@ -113,6 +114,7 @@ enum sroce_op_kind {
 	SROCE_OPK_READ_REQ,
 	SROCE_OPK_READ_RESP,
 	SROCE_OPK_ATOMIC,	/* compare&swap, fetch&add request */
+	SROCE_OPK_ATOMIC_WRITE,	/* IBTA 1.5 ATOMIC WRITE request */
 	SROCE_OPK_ACK,
 	SROCE_OPK_ATOMIC_ACK,
 	SROCE_OPK_CNP,
@@ -152,6 +154,7 @@ enum sroce_opcode {
 	SROCE_OP_RC_FETCH_ADD				= 0x14,
 	SROCE_OP_RC_SEND_LAST_WITH_INVALIDATE		= 0x16,
 	SROCE_OP_RC_SEND_ONLY_WITH_INVALIDATE		= 0x17,
+	SROCE_OP_RC_ATOMIC_WRITE			= 0x1d,
 
 	SROCE_OP_UC_SEND_FIRST				= 0x20,
 	SROCE_OP_UC_SEND_MIDDLE				= 0x21,
@@ -194,6 +197,7 @@ enum sroce_opcode {
 	SROCE_OP_XRC_FETCH_ADD				= 0xb4,
 	SROCE_OP_XRC_SEND_LAST_WITH_INVALIDATE		= 0xb6,
 	SROCE_OP_XRC_SEND_ONLY_WITH_INVALIDATE		= 0xb7,
+	SROCE_OP_XRC_ATOMIC_WRITE			= 0xbd,
 };
 
 /*
@@ -343,6 +347,10 @@ static inline __u8 sroce_opcode_rc(__u8 opcode)
 			 SROCE_HDRM_IETH,						\
 			 SROCE__SEND_ONLY,						\
 			 SROCE_OPK_SEND, 0)						\
+	SROCE_OPCODE_ROW(RC_ATOMIC_WRITE, SROCE_QPT_RC,				\
+			 SROCE_HDRM_RETH,						\
+			 SROCE__WRITE_ONLY,						\
+			 SROCE_OPK_ATOMIC_WRITE, 0)					\
 	/* UC: no read, atomic or invalidate */						\
 	SROCE_OPCODE_ROW(UC_SEND_FIRST, SROCE_QPT_UC,				\
 			 0,								\
@@ -494,6 +502,10 @@ static inline __u8 sroce_opcode_rc(__u8 opcode)
 			 SROCE_HDRM_XRCETH | SROCE_HDRM_IETH,				\
 			 SROCE__SEND_ONLY,						\
 			 SROCE_OPK_SEND, 0)						\
+	SROCE_OPCODE_ROW(XRC_ATOMIC_WRITE, SROCE_QPT_XRC_TGT,			\
+			 SROCE_HDRM_XRCETH | SROCE_HDRM_RETH,				\
+			 SROCE__WRITE_ONLY,						\
+			 SROCE_OPK_ATOMIC_WRITE, 0)					\
 	/* RoCEv2 congestion notification (annex A17.9.3) */				\
 	SROCE_OPCODE_ROW(CNP, SROCE_QPT_ANY,					\
 			 SROCE_HDRM_CNP,						\

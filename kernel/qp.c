@@ -954,6 +954,11 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 /* ---- kernel posting ------------------------------------------------------ */
 
+#if SROCE_KERNEL_ATOMIC_WRITE
+static_assert(SROCE_WR_ATOMIC_WRITE == IB_WR_ATOMIC_WRITE);
+static_assert(SROCE_WC_ATOMIC_WRITE == IB_WC_ATOMIC_WRITE);
+#endif
+
 /* ib_send_wr -> SQ slot; sq_post_lock held, room checked. */
 static int sroce_build_send_wqe(struct sroce_qp *qp,
 				const struct ib_send_wr *wr,
@@ -975,6 +980,10 @@ static int sroce_build_send_wqe(struct sroce_qp *qp,
 	case IB_WR_LOCAL_INV:
 	case IB_WR_REG_MR:
 		break;
+#if SROCE_KERNEL_ATOMIC_WRITE
+	case IB_WR_ATOMIC_WRITE:
+		break;
+#endif
 	default:
 		return -EINVAL;
 	}
@@ -1023,6 +1032,19 @@ static int sroce_build_send_wqe(struct sroce_qp *qp,
 		return 0;
 	case IB_WR_LOCAL_INV:
 		return 0;
+#if SROCE_KERNEL_ATOMIC_WRITE
+	case IB_WR_ATOMIC_WRITE:
+		/* Its 8 bytes are at the one SGE's (virtual) address. */
+		if (wr->num_sge != 1 ||
+		    wr->sg_list[0].length != sizeof(wqe->wr.atomic_write.data))
+			return -EINVAL;
+		wqe->wr.atomic_write.remote_addr = rdma_wr(wr)->remote_addr;
+		wqe->wr.atomic_write.rkey = rdma_wr(wr)->rkey;
+		memcpy(wqe->wr.atomic_write.data,
+		       (void *)(uintptr_t)wr->sg_list[0].addr,
+		       sizeof(wqe->wr.atomic_write.data));
+		return 0;
+#endif
 	default:
 		break;
 	}

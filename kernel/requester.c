@@ -149,6 +149,7 @@ static bool sroce_swqe_opcode_ok(enum ib_qp_type type, u8 opcode)
 	case IB_UVERBS_WR_RDMA_READ:
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+	case SROCE_WR_ATOMIC_WRITE:
 		return type == IB_QPT_RC;
 	case IB_UVERBS_WR_LOCAL_INV:
 	case IB_UVERBS_WR_BIND_MW:
@@ -213,6 +214,11 @@ static enum ib_wc_status sroce_swqe_copy_fixed(struct sroce_qp *qp,
 		swqe->rkey = wqe->wr.atomic.rkey;
 		swqe->compare_add = wqe->wr.atomic.compare_add;
 		swqe->swap = wqe->wr.atomic.swap;
+	} else if (sroce_swqe_is_atomic_write(swqe)) {
+		swqe->remote_addr = wqe->wr.atomic_write.remote_addr;
+		swqe->rkey = wqe->wr.atomic_write.rkey;
+		memcpy(&swqe->compare_add, wqe->wr.atomic_write.data,
+		       sizeof(swqe->compare_add));
 	} else {
 		swqe->remote_addr = wqe->wr.rdma.remote_addr;
 		swqe->rkey = wqe->wr.rdma.rkey;
@@ -234,6 +240,11 @@ static enum ib_wc_status sroce_swqe_copy_data(struct sroce_qp *qp,
 	/* Local operations carry no data. */
 	if (sroce_swqe_is_local(swqe))
 		return IB_WC_SUCCESS;
+	/* An ATOMIC WRITE carries its 8 bytes in the fixed part. */
+	if (sroce_swqe_is_atomic_write(swqe)) {
+		swqe->length = sizeof(u64);
+		return IB_WC_SUCCESS;
+	}
 	if (swqe->flags & SROCE_SEND_INLINE) {
 		if (inline_len > req->max_inline)
 			return IB_WC_LOC_LEN_ERR;
@@ -405,6 +416,9 @@ static const struct sroce_req_ops sroce_req_ops[] = {
 			      COMPARE_SWAP),
 	[IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD] =
 		SROCE_REQ_OPS(FETCH_ADD, FETCH_ADD, FETCH_ADD, FETCH_ADD),
+	[SROCE_WR_ATOMIC_WRITE] =
+		SROCE_REQ_OPS(ATOMIC_WRITE, ATOMIC_WRITE, ATOMIC_WRITE,
+			      ATOMIC_WRITE),
 };
 
 static u8 sroce_req_opcode(struct sroce_qp *qp, const struct sroce_swqe *swqe,
@@ -443,7 +457,8 @@ static void sroce_req_position(struct sroce_requester *req,
 	pos->offset = (u64)index * req->mtu;
 	pos->first = psn == swqe->first_psn;
 	pos->last = psn == swqe->last_psn;
-	if (sroce_swqe_needs_response(swqe))
+	/* READ and atomic requests carry none; an ATOMIC WRITE its 8 bytes. */
+	if (sroce_swqe_needs_response(swqe) && !sroce_swqe_is_atomic_write(swqe))
 		pos->paylen = 0;
 	else if (pos->last)
 		pos->paylen = swqe->length - pos->offset;
@@ -685,6 +700,11 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		return NULL;
 
 	sroce_req_fill_hdrs(qp, skb, opcode, swqe, &pos);
+	if (sroce_swqe_is_atomic_write(swqe)) {
+		memcpy(sroce_pkt_payload(skb), &swqe->compare_add, pos.paylen);
+		*status = IB_WC_SUCCESS;
+		return skb;
+	}
 	*status = sroce_swqe_copy_sges(qp, swqe, pos.offset,
 				       sroce_pkt_payload(skb), pos.paylen,
 				       SROCE_FROM_MR);
@@ -1017,9 +1037,9 @@ static bool sroce_req_window_full(struct sroce_qp *qp)
 }
 
 /*
- * May @swqe start now?  A READ or atomic needs a free slot of the
- * responder's max_rd_atomic resources; a fenced WQE waits until every
- * earlier READ and atomic completed.
+ * May @swqe start now?  A READ, atomic or ATOMIC WRITE needs a free slot
+ * of the responder's max_rd_atomic resources; a fenced WQE waits until
+ * every earlier one of them completed.
  */
 static bool sroce_req_may_start(struct sroce_requester *req,
 				const struct sroce_swqe *swqe)

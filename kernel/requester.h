@@ -153,7 +153,8 @@ struct sroce_swqe {
 	/* Copied from the ring slot and validated (sroce_swqe_fetch()). */
 	u64 wr_id;
 	u64 remote_addr;	/* RDMA and atomic */
-	u64 compare_add;	/* atomic: compare (CMP_SWP) or addend (FADD) */
+	/* atomic: compare (CMP_SWP) or addend (FADD); ATOMIC WRITE: its bytes */
+	u64 compare_add;
 	u64 swap;		/* atomic: CMP_SWP swap value */
 	u32 length;		/* message bytes: SGE sum, inline_len, 8 */
 	u32 rkey;		/* RDMA and atomic */
@@ -202,6 +203,12 @@ static inline bool sroce_swqe_is_atomic(const struct sroce_swqe *swqe)
 	       swqe->opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/* IBTA 1.5 ATOMIC WRITE: one 64-bit word, carried in the WQE itself. */
+static inline bool sroce_swqe_is_atomic_write(const struct sroce_swqe *swqe)
+{
+	return swqe->opcode == SROCE_WR_ATOMIC_WRITE;
+}
+
 /*
  * Executed by the requester itself, without a packet: fast registration,
  * local invalidation, window binding (sroce_req_local_op()).
@@ -213,10 +220,21 @@ static inline bool sroce_swqe_is_local(const struct sroce_swqe *swqe)
 	       swqe->opcode == IB_UVERBS_WR_BIND_MW;
 }
 
-/* Its completion comes from a response, not from an ACK. */
+/*
+ * Its completion comes from a response, not from an ACK, and it takes one
+ * of the responder's max_rd_atomic resources until then: READ, atomics,
+ * and ATOMIC WRITE (answered by an empty READ RESPONSE ONLY, IBA 1.5).
+ */
 static inline bool sroce_swqe_needs_response(const struct sroce_swqe *swqe)
 {
-	return sroce_swqe_is_read(swqe) || sroce_swqe_is_atomic(swqe);
+	return sroce_swqe_is_read(swqe) || sroce_swqe_is_atomic(swqe) ||
+	       sroce_swqe_is_atomic_write(swqe);
+}
+
+/* Answered by READ responses: a READ, or an ATOMIC WRITE's empty one. */
+static inline bool sroce_swqe_wants_read_resp(const struct sroce_swqe *swqe)
+{
+	return sroce_swqe_is_read(swqe) || sroce_swqe_is_atomic_write(swqe);
 }
 
 /* Bits of sroce_requester.pending, set from any context. */

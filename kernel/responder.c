@@ -1057,6 +1057,68 @@ static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
 	return SROCE_RESP_ANSWERED;
 }
 
+/* ---- ATOMIC WRITE (IBTA 1.5) ------------------------------------------------ */
+
+/*
+ * Its answer, first or replayed: an RDMA READ RESPONSE ONLY without
+ * payload (IBA 1.5; rdma_rxe sends and expects the same), which tells the
+ * requester that the word is in place.
+ */
+static void sroce_resp_send_atomic_write_ack(struct sroce_qp *qp, u32 psn)
+{
+	struct sk_buff *skb;
+
+	skb = sroce_pkt_alloc(qp,
+			      sroce_qp_opcode(qp, SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY),
+			      psn, 0, 0);
+	if (!skb)
+		return;		/* the requester retries; we answer again */
+	sroce_aeth_set(sroce_pkt_hdr(skb, SROCE_HDR_AETH),
+		       SROCE_AETH_ACK | sroce_resp_credits(qp), qp->resp.msn);
+	sroce_pkt_send(qp, skb);
+	qp->resp.unacked = 0;
+}
+
+/*
+ * One aligned 64-bit word, named by the RETH and carried whole, stored in
+ * one go.  Like an atomic it takes a resource (so a duplicate ACK of an
+ * earlier request stops before it, sroce_resp_dup_ack_psn()), but its
+ * replay needs nothing saved: a duplicate is answered, never stored again.
+ */
+static enum sroce_resp_result sroce_resp_atomic_write(struct sroce_qp *qp,
+						      struct sk_buff *skb)
+{
+	const struct sroce_reth *reth = sroce_pkt_hdr(skb, SROCE_HDR_RETH);
+	struct sroce_pkt *pkt = SROCE_PKT(skb);
+	u64 va = be64_to_cpu(reth->va);
+	struct sroce_resp_res *res;
+	struct sroce_mr *mr;
+	u64 val;
+
+	if (be32_to_cpu(reth->dma_len) != sizeof(val) ||
+	    pkt->paylen != sizeof(val) || !IS_ALIGNED(va, sizeof(val)) ||
+	    skb_copy_bits(skb, pkt->hdr_len, &val, sizeof(val)))
+		return SROCE_RESP_E_INV_REQ;
+	mr = sroce_resp_rkey(qp, be32_to_cpu(reth->rkey), va, sizeof(val),
+			     IB_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		return SROCE_RESP_E_ACCESS;
+	/* Not in the middle of a compare&swap or fetch&add of the word. */
+	spin_lock(&sroce_atomic_lock);
+	sroce_mr_store_u64(mr, va, val);
+	spin_unlock(&sroce_atomic_lock);
+	sroce_mr_put(mr);
+
+	res = sroce_resp_res_new(&qp->resp);
+	res->kind = SROCE_OPK_ATOMIC_WRITE;
+	res->first_psn = pkt->psn;
+	res->last_psn = pkt->psn;
+
+	sroce_resp_advance(&qp->resp, pkt, 1);
+	sroce_resp_send_atomic_write_ack(qp, pkt->psn);
+	return SROCE_RESP_ANSWERED;
+}
+
 /* ---- checks before execution ----------------------------------------------- */
 
 /* The QP's access flags say which remote operations it accepts. */
@@ -1066,6 +1128,9 @@ static bool sroce_resp_op_allowed(struct sroce_responder *resp,
 	switch (op->kind) {
 	case SROCE_OPK_WRITE:
 		return resp->access & IB_ACCESS_REMOTE_WRITE;
+	case SROCE_OPK_ATOMIC_WRITE:
+		return (resp->access & IB_ACCESS_REMOTE_WRITE) &&
+		       resp->max_dest_rd_atomic;
 	case SROCE_OPK_READ_REQ:
 		return (resp->access & IB_ACCESS_REMOTE_READ) &&
 		       resp->max_dest_rd_atomic;
@@ -1118,6 +1183,8 @@ static enum sroce_resp_result sroce_resp_execute(struct sroce_qp *qp,
 		return sroce_resp_read(qp, skb);
 	case SROCE_OPK_ATOMIC:
 		return sroce_resp_atomic(qp, skb);
+	case SROCE_OPK_ATOMIC_WRITE:
+		return sroce_resp_atomic_write(qp, skb);
 	default:
 		/* recv.c sends only RC/UC request opcodes here. */
 		return SROCE_RESP_E_INV_REQ;
@@ -1395,7 +1462,8 @@ static u32 sroce_resp_dup_ack_psn(struct sroce_responder *resp, u32 psn)
  * A request we executed before: our answer was lost.  SEND and WRITE get
  * an ACK of everything so far (C9-105), once per burst of duplicates or
  * when asked; a READ or atomic is answered again from the resource cache
- * and never executed twice.  One that is no longer cached is dropped.
+ * and never executed twice.  One that is no longer cached is dropped.  An
+ * ATOMIC WRITE's answer holds nothing to save: it is sent again.
  */
 static void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb)
 {
@@ -1416,6 +1484,9 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb)
 		if (!res || res->first_psn != pkt->psn)
 			break;
 		sroce_resp_send_atomic_ack(qp, res);
+		return;
+	case SROCE_OPK_ATOMIC_WRITE:
+		sroce_resp_send_atomic_write_ack(qp, pkt->psn);
 		return;
 	default:
 		if ((pkt->flags & SROCE_PKT_ACKREQ) || !resp->dup_acked) {

@@ -1097,6 +1097,8 @@ int main(int argc, char **argv)
 		"write rkey of another PD", "read past MR end", "read length > 2 GiB",
 		"misaligned atomic", "write payload > MTU", "write shorter than RETH",
 		"send first not one MTU", "atomic to read-only MR", "read with payload",
+		"atomic write of 4 bytes", "atomic write with RETH length 16",
+		"misaligned atomic write", "atomic write to read-only MR",
 	};
 	constexpr unsigned int n_fatal = sizeof(fatal_names) / sizeof(fatal_names[0]);
 	constexpr unsigned int n_rnd = 4;
@@ -1124,7 +1126,8 @@ int main(int argc, char **argv)
 	if (!result(setup && ro_mr && init_qp &&
 		    !ibv_modify_qp(init_qp, &ia2, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 				   IBV_QP_ACCESS_FLAGS),
-		    "set up 19 RC QP pairs between " + std::string(a.name) + " and " + b.name)) {
+		    "set up " + std::to_string(3 + n_rnd + n_fatal) + " RC QP pairs between " +
+			    std::string(a.name) + " and " + b.name)) {
 		std::printf("1..%d\n", n_tests);
 		return 1;
 	}
@@ -1298,6 +1301,14 @@ int main(int argc, char **argv)
 		result(valid.a.buf[100] == 0x11 && valid.a.buf[131] == 0x11 && valid.a.buf[132] != 0x11,
 		       "forged WRITE placed exactly 32 bytes");
 		valid.a_epsn++;
+		k = base(valid, SROCE_OP_RC_ATOMIC_WRITE);
+		k.ext = reth(reinterpret_cast<std::uintptr_t>(valid.a.buf + 304), valid.a.mr->rkey, 8);
+		k.payload = { 1, 2, 3, 4, 5, 6, 7, 8 };
+		valid.a.buf[303] = valid.a.buf[312] = 0;
+		run_case("forged ATOMIC WRITE executed", k, &valid, e);
+		result(!std::memcmp(valid.a.buf + 304, k.payload.data(), 8) && !valid.a.buf[303] &&
+		       !valid.a.buf[312], "forged ATOMIC WRITE placed exactly its 8 bytes");
+		valid.a_epsn++;
 		k = base(valid, SROCE_OP_RC_RDMA_WRITE_ONLY);
 		k.ext = reth(reinterpret_cast<std::uintptr_t>(valid.a.buf + 200), ro_mr->rkey, 8);
 		k.payload.assign(8, 0x22);
@@ -1306,6 +1317,7 @@ int main(int argc, char **argv)
 		ro.to_error = true;
 		run_case("WRITE to an MR without remote write: NAK, QP to ERR", k, &valid, ro);
 	}
+
 
 	/* ---- fatal responder errors: NAK, QP to ERR, nothing touched ------------------- */
 	expect fatal_access, fatal_inv;
@@ -1390,6 +1402,29 @@ int main(int argc, char **argv)
 				run_case(fatal_names[i] + std::string(": header drop"), k, &p, hdr);
 			}
 			continue;
+		case 12:
+			k = base(p, SROCE_OP_RC_ATOMIC_WRITE);
+			k.ext = reth(va, p.a.mr->rkey, 4);
+			k.payload.assign(4, 0x66);
+			e = &fatal_inv;
+			break;
+		case 13:
+			k = base(p, SROCE_OP_RC_ATOMIC_WRITE);
+			k.ext = reth(va, p.a.mr->rkey, 16);
+			k.payload.assign(8, 0x66);
+			e = &fatal_inv;
+			break;
+		case 14:
+			k = base(p, SROCE_OP_RC_ATOMIC_WRITE);
+			k.ext = reth(va + 4, p.a.mr->rkey, 8);
+			k.payload.assign(8, 0x66);
+			e = &fatal_inv;
+			break;
+		case 15:
+			k = base(p, SROCE_OP_RC_ATOMIC_WRITE);
+			k.ext = reth(reinterpret_cast<std::uintptr_t>(valid.a.buf) + 64, ro_mr->rkey, 8);
+			k.payload.assign(8, 0x66);
+			break;
 		}
 		if (i == 9) {
 			/* SEND FIRST takes a receive WQE: give it one, it completes in error */

@@ -747,6 +747,89 @@ TEST_F(rc, atomic_fetch_add)
 	EXPECT_EQ(0, *(remote + 1));
 }
 
+/*
+ * IBTA 1.5 ATOMIC WRITE (IB_UVERBS_DEVICE_ATOMIC_WRITE, a bit rdma-core 44
+ * has no name for), on both devices: the requester's and the responder's.
+ */
+static bool has_atomic_write(struct side *s)
+{
+	struct ibv_device_attr_ex ex;
+
+	return !ibv_query_device_ex(s->ctx, NULL, &ex) &&
+	       (ex.device_cap_flags_ex & (1ULL << 40));
+}
+
+/* sroce's devices (vendor_part_id 'S' 'R', SROCE_DRIVER_ID) must have it. */
+#define SKIP_NO_ATOMIC_WRITE(a, b) do { \
+	if (!has_atomic_write(a) || !has_atomic_write(b)) { \
+		ASSERT_FALSE((a)->dev.vendor_part_id == 0x5352 && \
+			     (b)->dev.vendor_part_id == 0x5352) \
+			TH_LOG("sroce does not advertise ATOMIC WRITE"); \
+		SKIP(return, "no ATOMIC WRITE capability on %s or %s", \
+		     ibv_get_device_name((a)->ctx->device), \
+		     ibv_get_device_name((b)->ctx->device)); \
+	} \
+} while (0)
+
+static int to_state(struct side *s, enum ibv_qp_state st, int mask, struct ibv_qp_attr *a);
+
+/* ATOMIC WRITE of the LEN bytes at A's LOFF (one SGE: 8 is the only valid LEN). */
+static int post_atomic_write(struct side *s, uint64_t id, uint32_t loff, uint32_t len,
+			     uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sg = sge(s, loff, len);
+
+	return post_wr(s, id, IBV_WR_ATOMIC_WRITE, &sg, 1, raddr, rkey, 0, IBV_SEND_SIGNALED);
+}
+
+/*
+ * The 8 bytes land at the remote address, exactly those; the completion
+ * says IBV_WC_ATOMIC_WRITE; no receive is consumed.  Then 40 in a row on a
+ * QP with max_rd_atomic 2: each holds one of the responder's resources
+ * until its ACK, and none may wait forever for one.
+ */
+TEST_F(rc, atomic_write)
+{
+	struct side *a = self->a, *b = self->b;
+	uint64_t *remote = (uint64_t *)(b->buf + DST_OFF + 192);
+	uint64_t *src = (uint64_t *)(a->buf + 24);
+	struct ibv_qp_attr x = {};
+	struct ibv_wc wc;
+	int i;
+
+	SKIP_NO_ATOMIC_WRITE(a, b);
+	connect_default(_metadata, self);
+	memset(remote - 1, 0x5a, 3 * sizeof(*remote));
+	for (i = 0; i < 4; i++) {
+		*src = 0x0102030405060708ull * (i + 1);
+		ASSERT_EQ(0, post_atomic_write(a, 30 + i, 24, 8, (uintptr_t)remote, b->mr->rkey));
+		EXPECT_WC(a->cq, wc, 30 + i, IBV_WC_SUCCESS);
+		EXPECT_EQ(IBV_WC_ATOMIC_WRITE, wc.opcode);
+		EXPECT_EQ(*src, *remote);
+	}
+	EXPECT_EQ(0x5a5a5a5a5a5a5a5aull, *(remote - 1));
+	EXPECT_EQ(0x5a5a5a5a5a5a5a5aull, *(remote + 1));
+	EXPECT_NO_WC(b->cq);
+	/* The data is one SGE of exactly 8 bytes. */
+	EXPECT_EQ(EINVAL, post_atomic_write(a, 39, 24, 4, (uintptr_t)remote, b->mr->rkey));
+
+	/* Two resources (SQD -> SQD; the queue is empty, drained at once). */
+	ASSERT_EQ(0, to_state(a, IBV_QPS_SQD, 0, &x));
+	x.max_rd_atomic = 2;
+	ASSERT_EQ(0, to_state(a, IBV_QPS_SQD, IBV_QP_MAX_QP_RD_ATOMIC, &x));
+	ASSERT_EQ(0, to_state(a, IBV_QPS_RTS, 0, &x));
+	for (i = 0; i < 40; i++) {
+		*(uint64_t *)(a->buf + 4096 + 8 * i) = 0xa000000000000000ull + i;
+		ASSERT_EQ(0, post_atomic_write(a, 100 + i, 4096 + 8 * i, 8,
+					       (uintptr_t)(remote + 4 + i), b->mr->rkey))
+			TH_LOG("post %d: %s", i, strerror(errno));
+	}
+	for (i = 0; i < 40; i++)
+		EXPECT_WC(a->cq, wc, 100 + i, IBV_WC_SUCCESS);
+	for (i = 0; i < 40; i++)
+		EXPECT_EQ(0xa000000000000000ull + i, remote[4 + i]) TH_LOG("word %d", i);
+}
+
 /* ---- completion policy ---------------------------------------------------- */
 
 /* sq_sig_all=0: unsignaled WRITEs then a signaled SEND give one completion. */
@@ -1737,6 +1820,41 @@ TEST_F(rc, atomic_misaligned)
 	EXPECT_EQ(0, *(uint64_t *)(b->buf + DST_OFF + 8));
 }
 
+/* ATOMIC WRITE's address must be 8-byte aligned, as an atomic's. */
+TEST_F(rc, atomic_write_misaligned)
+{
+	struct side *a = self->a, *b = self->b;
+
+	SKIP_NO_ATOMIC_WRITE(a, b);
+	connect_default(_metadata, self);
+	*(uint64_t *)(a->buf + 24) = ~0ull;
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ASSERT_EQ(0, post_atomic_write(a, 12, 24, 8, (uintptr_t)(b->buf + DST_OFF + 4),
+				       b->mr->rkey));
+	expect_remote_fatal(_metadata, a, b, 12, IBV_WC_REM_INV_REQ_ERR);
+	EXPECT_EQ(0, *(uint64_t *)(b->buf + DST_OFF));
+	EXPECT_EQ(0, *(uint64_t *)(b->buf + DST_OFF + 8));
+}
+
+/* ATOMIC WRITE needs REMOTE_WRITE on the MR (REMOTE_ATOMIC is not it). */
+TEST_F(rc, atomic_write_to_mr_without_remote_write)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_mr *mr;
+
+	SKIP_NO_ATOMIC_WRITE(a, b);
+	connect_default(_metadata, self);
+	mr = reg_limited(b, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+			 IBV_ACCESS_REMOTE_ATOMIC);
+	ASSERT_NE(NULL, mr);
+	*(uint64_t *)(a->buf + 24) = ~0ull;
+	ASSERT_EQ(0, post_recv(b, 77, 0, 64));
+	ASSERT_EQ(0, post_atomic_write(a, 13, 24, 8, (uintptr_t)(b->buf + DST_OFF), mr->rkey));
+	expect_remote_fatal(_metadata, a, b, 13, IBV_WC_REM_ACCESS_ERR);
+	EXPECT_EQ(0, *(uint64_t *)(b->buf + DST_OFF));
+	ibv_dereg_mr(mr);
+}
+
 /* ---- memory windows (IBA 10.6.7) -------------------------------------------- */
 
 #define MW_OFF		(DST_OFF + 4096)	/* the window: [MW_OFF, MW_OFF + MW_LEN) */
@@ -2633,6 +2751,55 @@ TEST_F_TIMEOUT(rc, srq_limit_event_once_and_rearm, 60)
 	ibv_destroy_qp(qb);
 	ibv_destroy_qp(qa);
 	EXPECT_EQ(0, ibv_destroy_srq(srq));
+}
+
+/*
+ * ATOMIC WRITE through the extended API (ibv_wr_atomic_write), on a QP
+ * created for it: the one rdma_rxe's provider implements, so rc.sh runs
+ * this one with rdma_rxe as the requester.
+ */
+TEST_F(rc, atomic_write_ex)
+{
+	struct side *a = self->a, *b = self->b;
+	uint64_t *remote = (uint64_t *)(b->buf + DST_OFF + 512);
+	const uint64_t val = 0x1020304050607080ull;
+	struct ibv_qp_init_attr_ex ia = {
+		.send_cq = a->cq,
+		.recv_cq = a->cq,
+		.qp_type = IBV_QPT_RC,
+		.sq_sig_all = 1,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = a->pd,
+		.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE,
+	};
+	struct ibv_qp *qa, *qb;
+	struct ibv_qp_ex *x;
+	struct ibv_wc wc;
+
+	SKIP_NO_ATOMIC_WRITE(a, b);
+	qa = ibv_create_qp_ex(a->ctx, &ia);
+	ASSERT_NE(NULL, qa) TH_LOG("ibv_create_qp_ex with ATOMIC_WRITE: %s", strerror(errno));
+	qb = srq_qp(b, NULL);
+	ASSERT_NE(NULL, qb) TH_LOG("ibv_create_qp: %s", strerror(errno));
+	ASSERT_EQ(0, srq_connect(a, qa, b, qb));
+	memset(remote - 1, 0x5a, 3 * sizeof(*remote));
+
+	x = ibv_qp_to_qp_ex(qa);
+	ibv_wr_start(x);
+	x->wr_id = 50;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(x, b->mr->rkey, (uintptr_t)remote, &val);
+	ASSERT_EQ(0, ibv_wr_complete(x));
+	EXPECT_WC(a->cq, wc, 50, IBV_WC_SUCCESS);
+	EXPECT_EQ(IBV_WC_ATOMIC_WRITE, wc.opcode);
+	EXPECT_EQ(val, *remote);
+	EXPECT_EQ(0x5a5a5a5a5a5a5a5aull, *(remote - 1));
+	EXPECT_EQ(0x5a5a5a5a5a5a5a5aull, *(remote + 1));
+	EXPECT_NO_WC(b->cq);
+	ibv_destroy_qp(qb);
+	ibv_destroy_qp(qa);
 }
 
 /* Move QP to the error state (from any state). */

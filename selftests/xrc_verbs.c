@@ -380,6 +380,16 @@ TEST_F(xrc, rdma_and_atomics)
 		EXPECT_EQ(1023u, *got);
 		EXPECT_EQ(0xabcdefu, *word);
 	}
+
+	/* IBTA 1.5 ATOMIC WRITE: the 8 bytes at A's SGE, exactly there. */
+	*(uint64_t *)(a->buf + 0x90008) = 0x0807060504030201ull;
+	word[1] = 0;
+	ASSERT_EQ(0, post_xrc(self->ini, a, IBV_WR_ATOMIC_WRITE, 6, self->srqn[0],
+			      0x90008, 8, (uintptr_t)word, b->mr->rkey));
+	EXPECT_WC(a->cq, wc, 6, IBV_WC_SUCCESS);
+	EXPECT_EQ(IBV_WC_ATOMIC_WRITE, wc.opcode);
+	EXPECT_EQ(0x0807060504030201ull, *word);
+	EXPECT_EQ(0u, word[1]);
 	EXPECT_NO_WC(self->scq[0]);
 }
 

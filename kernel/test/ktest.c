@@ -3,7 +3,8 @@
  * sroce_ktest.ko - a kernel verbs consumer that exercises what kernel ULPs
  * (nvme-rdma, NFS/RDMA, iSER) use and userspace cannot: fast-registration
  * MRs (ib_alloc_mr, ib_map_mr_sg, IB_WR_REG_MR), IB_WR_LOCAL_INV and
- * SEND_WITH_INV, through the same datapath as every other QP.  Not part
+ * SEND_WITH_INV, and IB_WR_ATOMIC_WRITE, through the same datapath as
+ * every other QP.  Not part
  * of sroce.ko; selftests/frwr.sh loads it:
  *
  *   insmod sroce_ktest.ko dev=sroce0 gid_index=1
@@ -21,6 +22,8 @@
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
+
+#include "../compat.h"
 
 static char *dev = "sroce0";
 module_param(dev, charp, 0444);
@@ -360,6 +363,53 @@ static bool kt_case_local_inv(struct kt *t)
 }
 
 /*
+ * IBTA 1.5 ATOMIC WRITE from a kernel consumer (kernel verbs name it from
+ * 6.2 on): the 8 bytes at the SGE land at an aligned address of the MR,
+ * exactly those, and the completion says IB_WC_ATOMIC_WRITE; a misaligned
+ * one is an invalid request.  The MR is left invalidated, as the case
+ * before left it.
+ */
+static bool kt_case_atomic_write(struct kt *t)
+{
+#if SROCE_KERNEL_ATOMIC_WRITE
+	const u64 val = 0x1122334455667788ull;
+	u8 *page = page_address(t->page[0]);
+	u64 raddr, got;
+	u32 rkey;
+
+	if (!KT_CHECK(t, !kt_qps_create(t), "QP pair") ||
+	    !KT_CHECK(t, !kt_post_reg(t, 30, KT_ACCESS), "post REG_MR") ||
+	    !kt_expect(t, 0, 30, IB_WC_SUCCESS, IB_WC_REG_MR))
+		return false;
+	rkey = t->mr->rkey;
+	raddr = t->mr->iova + PAGE_SIZE - sizeof(val);
+	memset(page + PAGE_SIZE - 16, 0x5a, 16);
+	memcpy(t->src, &val, sizeof(val));
+	if (!KT_CHECK(t, !kt_post_rdma(t, 1, 31, IB_WR_ATOMIC_WRITE, t->src,
+				       sizeof(val), raddr, rkey),
+		      "post ATOMIC_WRITE") ||
+	    !kt_expect(t, 1, 31, IB_WC_SUCCESS, IB_WC_ATOMIC_WRITE))
+		return false;
+	memcpy(&got, page + PAGE_SIZE - sizeof(val), sizeof(got));
+	if (!KT_CHECK(t, got == val && page[PAGE_SIZE - 9] == 0x5a,
+		      "word %#llx, expected %#llx; byte before %#x", got, val,
+		      page[PAGE_SIZE - 9]))
+		return false;
+
+	if (!KT_CHECK(t, !kt_post_rdma(t, 1, 32, IB_WR_ATOMIC_WRITE, t->src,
+				       sizeof(val), raddr - 4, rkey),
+		      "post ATOMIC_WRITE") ||
+	    !kt_expect(t, 1, 32, IB_WC_REM_INV_REQ_ERR, -1))
+		return false;
+	return KT_CHECK(t, !kt_qps_create(t), "QP pair") &&
+	       KT_CHECK(t, !kt_post_local_inv(t, 33, rkey), "post LOCAL_INV") &&
+	       kt_expect(t, 0, 33, IB_WC_SUCCESS, IB_WC_LOCAL_INV);
+#else
+	return true;
+#endif
+}
+
+/*
  * The IB errors: LOCAL_INV of a key whose key byte is not the valid one
  * is a local protection error; REG_MR of an MR that is still valid is a
  * memory window bind error; a write through the key the MR had before
@@ -476,6 +526,9 @@ static int __init sroce_ktest_init(void)
 		kt_result(t, kt_case_reg_write_read_send_inv(t),
 			  "frwr_reg_write_read_send_with_inv");
 		kt_result(t, kt_case_local_inv(t), "frwr_local_inv");
+		kt_result(t, kt_case_atomic_write(t),
+			  SROCE_KERNEL_ATOMIC_WRITE ? "atomic_write" :
+			  "atomic_write # SKIP kernel verbs name it from 6.2");
 		kt_result(t, kt_case_errors(t), "frwr_errors");
 	}
 	kt_teardown(t);

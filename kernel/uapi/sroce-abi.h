@@ -140,6 +140,14 @@ enum sroce_bind_flags {
 };
 
 /*
+ * IBTA 1.5 ATOMIC WRITE: IB_UVERBS_WR_ATOMIC_WRITE (IBV_WR_ATOMIC_WRITE) and
+ * its completion opcode IB_UVERBS_WC_ATOMIC_WRITE (IBV_WC_ATOMIC_WRITE),
+ * which the uapi headers of kernels before 6.2 lack.
+ */
+#define SROCE_WR_ATOMIC_WRITE	15
+#define SROCE_WC_ATOMIC_WRITE	9
+
+/*
  * Send queue slot.  @opcode is an enum ib_uverbs_wr_opcode value (the values
  * of IBV_WR_* in libibverbs).  Following the fixed part are either @num_sge
  * sroce_sge elements or, with SROCE_SEND_INLINE, @inline_len bytes of data.
@@ -168,6 +176,12 @@ struct sroce_send_wqe {
 			__u32 rkey;
 			__u32 reserved;
 		} atomic;
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 reserved;
+			__u8 data[8];	/* written at remote_addr as they are */
+		} atomic_write;		/* SROCE_WR_ATOMIC_WRITE, no SGEs */
 		struct {
 			__u32 ah_num;
 			__u32 remote_qpn;

@@ -254,6 +254,7 @@ const Expected kOpcodes[] = {
 	{ 0x14, "RC_FETCH_ADD", SROCE_HDRM_ATMETH },
 	{ 0x16, "RC_SEND_LAST_WITH_INVALIDATE", SROCE_HDRM_IETH },
 	{ 0x17, "RC_SEND_ONLY_WITH_INVALIDATE", SROCE_HDRM_IETH },
+	{ 0x1d, "RC_ATOMIC_WRITE", SROCE_HDRM_RETH },
 	{ 0x20, "UC_SEND_FIRST", 0 },
 	{ 0x21, "UC_SEND_MIDDLE", 0 },
 	{ 0x22, "UC_SEND_LAST", 0 },
@@ -293,6 +294,7 @@ const Expected kOpcodes[] = {
 	{ 0xb4, "XRC_FETCH_ADD", SROCE_HDRM_XRCETH | SROCE_HDRM_ATMETH },
 	{ 0xb6, "XRC_SEND_LAST_WITH_INVALIDATE", SROCE_HDRM_XRCETH | SROCE_HDRM_IETH },
 	{ 0xb7, "XRC_SEND_ONLY_WITH_INVALIDATE", SROCE_HDRM_XRCETH | SROCE_HDRM_IETH },
+	{ 0xbd, "XRC_ATOMIC_WRITE", SROCE_HDRM_XRCETH | SROCE_HDRM_RETH },
 };
 
 unsigned int hdr_size(unsigned int h)
@@ -422,9 +424,11 @@ TEST(OpcodeTable, FlagsAreConsistent)
 		const unsigned int pos = position(i);
 		const bool carries_data = i->kind == SROCE_OPK_SEND ||
 					  i->kind == SROCE_OPK_WRITE ||
+					  i->kind == SROCE_OPK_ATOMIC_WRITE ||
 					  i->kind == SROCE_OPK_READ_RESP;
 		const bool is_req = i->kind == SROCE_OPK_SEND || i->kind == SROCE_OPK_WRITE ||
-				    i->kind == SROCE_OPK_READ_REQ || i->kind == SROCE_OPK_ATOMIC;
+				    i->kind == SROCE_OPK_READ_REQ || i->kind == SROCE_OPK_ATOMIC ||
+				    i->kind == SROCE_OPK_ATOMIC_WRITE;
 		const bool is_resp = i->kind == SROCE_OPK_READ_RESP || i->kind == SROCE_OPK_ACK ||
 				     i->kind == SROCE_OPK_ATOMIC_ACK;
 		const std::string n = e.name;
@@ -448,10 +452,15 @@ TEST(OpcodeTable, FlagsAreConsistent)
 		if (i->hdrs & (SROCE_HDRM_IMMDT | SROCE_HDRM_IETH)) {
 			EXPECT_TRUE(i->flags & SROCE_OPF_LAST) << n;
 		}
-		/* RETH on the first packet of a write and on read requests only. */
+		/*
+		 * RETH on the first packet of a write, on read requests and on
+		 * ATOMIC WRITE (a one-packet write) only.
+		 */
 		if (i->hdrs & SROCE_HDRM_RETH) {
 			EXPECT_TRUE((i->kind == SROCE_OPK_WRITE && (i->flags & SROCE_OPF_FIRST)) ||
-				    i->kind == SROCE_OPK_READ_REQ) << n;
+				    i->kind == SROCE_OPK_READ_REQ ||
+				    (i->kind == SROCE_OPK_ATOMIC_WRITE &&
+				     pos == SROCE_OPF_ONLY)) << n;
 		}
 		if (i->kind == SROCE_OPK_WRITE && (i->flags & SROCE_OPF_FIRST)) {
 			EXPECT_TRUE(i->hdrs & SROCE_HDRM_RETH) << n;
@@ -502,6 +511,7 @@ TEST(OpcodeTable, KindsOfNamedOpcodes)
 	EXPECT_EQ(sroce_opcode_info(SROCE_OP_RC_RDMA_READ_REQUEST)->kind, SROCE_OPK_READ_REQ);
 	EXPECT_EQ(sroce_opcode_info(SROCE_OP_RC_COMPARE_SWAP)->kind, SROCE_OPK_ATOMIC);
 	EXPECT_EQ(sroce_opcode_info(SROCE_OP_RC_FETCH_ADD)->kind, SROCE_OPK_ATOMIC);
+	EXPECT_EQ(sroce_opcode_info(SROCE_OP_RC_ATOMIC_WRITE)->kind, SROCE_OPK_ATOMIC_WRITE);
 	EXPECT_EQ(sroce_opcode_info(SROCE_OP_RC_ACKNOWLEDGE)->kind, SROCE_OPK_ACK);
 	EXPECT_EQ(sroce_opcode_info(SROCE_OP_RC_ATOMIC_ACKNOWLEDGE)->kind, SROCE_OPK_ATOMIC_ACK);
 	EXPECT_EQ(sroce_opcode_info(SROCE_OP_UC_RDMA_WRITE_LAST)->kind, SROCE_OPK_WRITE);
