@@ -26,9 +26,10 @@ bool send_opcode_allowed(ibv_qp_type type, ibv_wr_opcode opcode)
 	case IBV_WR_RDMA_READ:
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+	case IBV_WR_ATOMIC_WRITE:
 		return type == IBV_QPT_RC;
 	default:
-		// TSO/DRIVER1/ATOMIC_WRITE/FLUSH are not implemented by sroce.
+		// TSO/DRIVER1/FLUSH are not implemented by sroce.
 		return false;
 	}
 }
@@ -42,7 +43,8 @@ uint64_t supported_send_ops(ibv_qp_type type)
 	uint64_t rc = uc | IBV_QP_EX_WITH_SEND_WITH_INV |
 		      IBV_QP_EX_WITH_RDMA_READ |
 		      IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
-		      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD;
+		      IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+		      IBV_QP_EX_WITH_ATOMIC_WRITE;
 
 	switch (type) {
 	case IBV_QPT_RC: return rc;
@@ -55,9 +57,12 @@ uint64_t supported_send_ops(ibv_qp_type type)
 
 namespace {
 
+// SGEs or inline data in the slot: an ATOMIC WRITE's 8 bytes go into
+// its fixed part instead.
 bool carries_data(ibv_wr_opcode op)
 {
-	return op != IBV_WR_LOCAL_INV && op != IBV_WR_BIND_MW;
+	return op != IBV_WR_LOCAL_INV && op != IBV_WR_BIND_MW &&
+	       op != IBV_WR_ATOMIC_WRITE;
 }
 
 bool may_inline(ibv_wr_opcode op)
@@ -79,6 +84,15 @@ void encode_bind_mw(sroce_send_wqe *wqe, uint32_t new_rkey,
 	wqe->wr.bind_mw.mr_lkey = info.mr ? info.mr->lkey : 0;
 	wqe->wr.bind_mw.access = info.mw_access_flags;
 	wqe->wr.bind_mw.bind_flags = by_verb ? SROCE_BIND_VERB : 0;
+}
+
+void encode_atomic_write(sroce_send_wqe *wqe, uint32_t rkey,
+			 uint64_t remote_addr, const void *data)
+{
+	wqe->wr.atomic_write.remote_addr = remote_addr;
+	wqe->wr.atomic_write.rkey = rkey;
+	memcpy(wqe->wr.atomic_write.data, data,
+	       sizeof(wqe->wr.atomic_write.data));
 }
 
 int encode_send_wqe(const ibv_send_wr &wr, const SendLimits &lim,
@@ -108,6 +122,11 @@ int encode_send_wqe(const ibv_send_wr &wr, const SendLimits &lim,
 		return EINVAL;
 	}
 	if (lim.qp_type == IBV_QPT_UD && !wr.wr.ud.ah)
+		return EINVAL;
+	// ATOMIC WRITE: the 64 bits to write are at the one SGE's address.
+	if (wr.opcode == IBV_WR_ATOMIC_WRITE &&
+	    (wr.num_sge != 1 || !wr.sg_list ||
+	     wr.sg_list[0].length != sizeof(wqe_atomic_write_data)))
 		return EINVAL;
 	if (wr.opcode == IBV_WR_BIND_MW &&
 	    (!wr.bind_mw.mw ||
@@ -150,6 +169,10 @@ int encode_send_wqe(const ibv_send_wr &wr, const SendLimits &lim,
 		wqe->wr.atomic.compare_add = wr.wr.atomic.compare_add;
 		wqe->wr.atomic.swap = wr.wr.atomic.swap;
 		wqe->wr.atomic.rkey = wr.wr.atomic.rkey;
+		break;
+	case IBV_WR_ATOMIC_WRITE:
+		encode_atomic_write(wqe, wr.wr.rdma.rkey, wr.wr.rdma.remote_addr,
+				    reinterpret_cast<const void *>(wr.sg_list[0].addr));
 		break;
 	case IBV_WR_BIND_MW:
 		encode_bind_mw(wqe, wr.bind_mw.rkey, wr.bind_mw.bind_info,

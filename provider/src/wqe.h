@@ -50,6 +50,13 @@ constexpr unsigned wqe_flag_mask = IBV_SEND_FENCE | IBV_SEND_SIGNALED |
 int encode_send_wqe(const ibv_send_wr &wr, const SendLimits &lim,
 		    uint32_t entry_size, void *slot, bool bind_by_verb = false);
 
+// The size of an ATOMIC WRITE's data: one 64-bit word.
+using wqe_atomic_write_data = decltype(sroce_send_wqe::wr.atomic_write.data);
+
+// The ATOMIC WRITE fields of a WQE: the 8 bytes at @data to @remote_addr.
+void encode_atomic_write(sroce_send_wqe *wqe, uint32_t rkey,
+			 uint64_t remote_addr, const void *data);
+
 // The BIND_MW fields of a WQE: window @new_rkey onto @info.
 void encode_bind_mw(sroce_send_wqe *wqe, uint32_t new_rkey,
 		    const ibv_mw_bind_info &info, bool by_verb);

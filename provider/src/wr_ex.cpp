@@ -162,6 +162,19 @@ void wr_atomic_fetch_add(ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
 	}
 }
 
+void wr_atomic_write(ibv_qp_ex *qpx, uint32_t rkey, uint64_t addr,
+		     const void *atomic_wr)
+{
+	Qp *qp = from_qp_ex(qpx);
+
+	if (!atomic_wr) {
+		fail(qp, EINVAL);
+		return;
+	}
+	if (sroce_send_wqe *w = begin(qpx, IBV_WR_ATOMIC_WRITE))
+		encode_atomic_write(w, rkey, addr, atomic_wr);
+}
+
 // ---- setters for the WQE the last builder started ----
 
 void wr_set_ud_addr(ibv_qp_ex *qpx, ibv_ah *ah, uint32_t remote_qpn,
@@ -309,6 +322,7 @@ void install_wr_ops(ibv_qp_ex *qpx)
 	qpx->wr_rdma_read = wr_rdma_read;
 	qpx->wr_atomic_cmp_swp = wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = wr_atomic_fetch_add;
+	qpx->wr_atomic_write = wr_atomic_write;
 	qpx->wr_set_ud_addr = wr_set_ud_addr;
 	qpx->wr_set_xrc_srqn = wr_set_xrc_srqn;
 	qpx->wr_set_sge = wr_set_sge;

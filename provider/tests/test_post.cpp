@@ -421,6 +421,34 @@ TEST(WrEx, BatchOfDifferentOpcodes)
 	EXPECT_EQ(at<uint64_t>(s2, 64), 0x100u);
 }
 
+TEST(WrEx, AtomicWrite)
+{
+	FakeQp f(IBV_QPT_RC);
+	ibv_qp_ex *x = f.ex();
+	const uint64_t v = 0x0102030405060708ull;
+
+	ibv_wr_start(x);
+	x->wr_id = 21;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(x, 0xcc, 0x7000, &v);
+	EXPECT_EQ(ibv_wr_complete(x), 0);
+	EXPECT_EQ(f.sq.hdr()->producer, 1u);
+	const uint8_t *s0 = f.sq.slot(0);
+	EXPECT_EQ(at<uint64_t>(s0, 0), 21u);
+	EXPECT_EQ(s0[8], IBV_WR_ATOMIC_WRITE);
+	EXPECT_EQ(s0[9], 0);
+	EXPECT_EQ(at<uint64_t>(s0, 24), 0x7000u);
+	EXPECT_EQ(at<uint32_t>(s0, 32), 0xccu);
+	EXPECT_EQ(at<uint64_t>(s0, 40), v);
+
+	// A UC QP cannot carry it: the batch fails, nothing is published.
+	FakeQp u(IBV_QPT_UC);
+	ibv_wr_start(u.ex());
+	ibv_wr_atomic_write(u.ex(), 0xcc, 0x7000, &v);
+	EXPECT_EQ(ibv_wr_complete(u.ex()), EINVAL);
+	EXPECT_EQ(u.sq.hdr()->producer, 0u);
+}
+
 TEST(WrEx, AbortPublishesNothing)
 {
 	FakeQp f(IBV_QPT_UC);

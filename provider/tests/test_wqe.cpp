@@ -122,6 +122,39 @@ TEST(Wqe, AtomicsCarryOperandsAndRkey)
 	EXPECT_TRUE(s2.untouched());
 }
 
+TEST(Wqe, AtomicWriteCarriesItsEightBytesInTheSlot)
+{
+	const uint8_t value[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	ibv_sge sg = { reinterpret_cast<uintptr_t>(value), 8, 0x77 };
+	ibv_send_wr wr{};
+	wr.opcode = IBV_WR_ATOMIC_WRITE;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.wr.rdma.remote_addr = 0x1111222233334440ull;
+	wr.wr.rdma.rkey = 0x99;
+	Slot s;
+
+	ASSERT_EQ(sroce::encode_send_wqe(wr, rc_lim, 128, s.b), 0);
+	EXPECT_EQ(s.b[8], IBV_WR_ATOMIC_WRITE);
+	EXPECT_EQ(s.b[9], 0) << "no SGE: the bytes are in the fixed part";
+	EXPECT_EQ(at<uint64_t>(s.b, 24), 0x1111222233334440ull);
+	EXPECT_EQ(at<uint32_t>(s.b, 32), 0x99u);
+	EXPECT_EQ(memcmp(s.b + 40, value, 8), 0);
+	EXPECT_EQ(sroce::encode_send_wqe(wr, { IBV_QPT_XRC_SEND, 4, 128, false },
+					 128, s.b), 0);
+
+	// Exactly one SGE of 8 bytes, RC and XRC only; nothing written else.
+	Slot s2;
+	sg.length = 4;
+	EXPECT_EQ(sroce::encode_send_wqe(wr, rc_lim, 128, s2.b), EINVAL);
+	sg.length = 8;
+	wr.num_sge = 0;
+	EXPECT_EQ(sroce::encode_send_wqe(wr, rc_lim, 128, s2.b), EINVAL);
+	wr.num_sge = 1;
+	EXPECT_EQ(sroce::encode_send_wqe(wr, uc_lim, 128, s2.b), EINVAL);
+	EXPECT_TRUE(s2.untouched());
+}
+
 TEST(Wqe, UdSendCarriesAhNumQpnQkey)
 {
 	sroce::Ah ah{};
@@ -308,6 +341,8 @@ TEST(Wqe, SlotCapacity)
 	EXPECT_EQ(sroce::supported_send_ops(IBV_QPT_UD),
 		  uint64_t(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM));
 	EXPECT_TRUE(sroce::supported_send_ops(IBV_QPT_RC) & IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD);
+	EXPECT_TRUE(sroce::supported_send_ops(IBV_QPT_RC) & IBV_QP_EX_WITH_ATOMIC_WRITE);
+	EXPECT_FALSE(sroce::supported_send_ops(IBV_QPT_UC) & IBV_QP_EX_WITH_ATOMIC_WRITE);
 	EXPECT_FALSE(sroce::supported_send_ops(IBV_QPT_UC) & IBV_QP_EX_WITH_RDMA_READ);
 	// UC has no opcode with an IETH: SEND with invalidate is RC's.
 	EXPECT_FALSE(sroce::supported_send_ops(IBV_QPT_UC) & IBV_QP_EX_WITH_SEND_WITH_INV);
