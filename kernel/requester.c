@@ -667,6 +667,35 @@ static struct sk_buff *sroce_req_build_zc(struct sroce_qp *qp,
 	return skb;
 }
 
+/*
+ * A resend asks the peer for the answer to a packet that went out before.
+ * When the packet's bytes cannot be read any more (their MR was
+ * invalidated, or registered anew, since), the peer almost surely holds
+ * them: a SEND_WITH_INV is how an iSER or NFS/RDMA peer hands back the MR
+ * a message was read from once it has the message, and it can overtake
+ * our ACK's loss.  So the packet goes again without payload, asking for
+ * the ACK, which a responder sends for a duplicate whatever it carries.
+ * A peer that lacks it rejects it as an invalid request (the consumer
+ * took back the memory of a message the peer never got): the WQE then
+ * fails with REM_INV_REQ_ERR instead of LOC_PROT_ERR.
+ */
+static struct sk_buff *sroce_req_resend_empty(struct sroce_qp *qp,
+					      struct sk_buff *skb,
+					      const struct sroce_swqe *swqe,
+					      u8 opcode, u32 psn, u32 flags,
+					      const struct sroce_req_pos *pos,
+					      enum ib_wc_status *status)
+{
+	kfree_skb(skb);
+	skb = sroce_pkt_alloc(qp, opcode, psn, 0, flags | SROCE_PKT_ACKREQ);
+	if (!skb)
+		return NULL;
+	sroce_req_fill_hdrs(qp, skb, opcode, swqe, pos);
+	*status = IB_WC_SUCCESS;
+	atomic64_inc(&qp->sdev->stats.req_empty_resends);
+	return skb;
+}
+
 /* Build the packet at @psn of @swqe; NULL only without memory. */
 static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 				       struct sroce_swqe *swqe, u32 psn,
@@ -692,7 +721,7 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 		skb = sroce_req_build_zc(qp, swqe, opcode, psn, flags, &pos,
 					 status);
 		if (!IS_ERR(skb))
-			return skb;
+			goto built;
 	}
 
 	skb = sroce_pkt_alloc(qp, opcode, psn, pos.paylen, flags);
@@ -708,6 +737,11 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 	*status = sroce_swqe_copy_sges(qp, swqe, pos.offset,
 				       sroce_pkt_payload(skb), pos.paylen,
 				       SROCE_FROM_MR);
+built:
+	if (*status == IB_WC_LOC_PROT_ERR && sroce_qp_is_reliable(qp) &&
+	    sroce_psn_before(psn, req->psn_max))
+		skb = sroce_req_resend_empty(qp, skb, swqe, opcode, psn, flags,
+					     &pos, status);
 	return skb;
 }
 

@@ -151,6 +151,7 @@ struct sroce_stats {
 	atomic64_t req_retransmits;
 	atomic64_t req_timeouts;
 	atomic64_t req_probes;		/* first stage of the retransmit timer */
+	atomic64_t req_empty_resends;	/* resends whose bytes were gone */
 	atomic64_t req_retry_exceeded;
 	atomic64_t req_rnr_retry_exceeded;
 	/* sq_poll.c */

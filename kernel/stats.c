@@ -44,6 +44,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	SROCE_STAT(req_retransmits),
 	SROCE_STAT(req_timeouts),
 	SROCE_STAT(req_probes),
+	SROCE_STAT(req_empty_resends),
 	SROCE_STAT(req_retry_exceeded),
 	SROCE_STAT(req_rnr_retry_exceeded),
 	SROCE_STAT(sq_poll_runs),

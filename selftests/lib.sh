@@ -821,7 +821,7 @@ ulp_lossy_on() {
 	for c in $_LOSSY_SHOWN req_retry_exceeded; do _lossy0[$c]=$(_ulp_ctr_sum $c); done
 }
 # what ulp_lossy_off reports of the lossy step, both devices together
-_LOSSY_SHOWN="req_retransmits req_probes req_timeouts comp_naks_seq comp_naks_fatal comp_out_of_order comp_rnr_naks comp_ghosts resp_duplicates resp_fatal_naks resp_dropped"
+_LOSSY_SHOWN="req_retransmits req_probes req_timeouts req_empty_resends comp_naks_seq comp_naks_fatal comp_out_of_order comp_rnr_naks comp_ghosts resp_duplicates resp_fatal_naks resp_dropped"
 
 _ulp_ctr_sum() {
 	echo $(($(port_attr $DEV_A "hw_counters/$1") + $(port_attr $DEV_B "hw_counters/$1")))
