@@ -673,21 +673,25 @@ static struct sk_buff *sroce_req_build_zc(struct sroce_qp *qp,
  * invalidated, or registered anew, since), the peer almost surely holds
  * them: a SEND_WITH_INV is how an iSER or NFS/RDMA peer hands back the MR
  * a message was read from once it has the message, and it can overtake
- * our ACK's loss.  So the packet goes again without payload, asking for
- * the ACK, which a responder sends for a duplicate whatever it carries.
- * A peer that lacks it rejects it as an invalid request (the consumer
- * took back the memory of a message the peer never got): the WQE then
- * fails with REM_INV_REQ_ERR instead of LOC_PROT_ERR.
+ * our ACK's loss.  So the PSN goes again as an empty SEND MIDDLE asking
+ * for the ACK, which a responder sends for a duplicate whatever it
+ * carries.  A peer that lacks it must not take it for data: executed, an
+ * empty MIDDLE is always an invalid request (IBA 9.7.5.1.3: one path MTU),
+ * so a consumer that took back the memory of a message the peer never got
+ * sees REM_INV_REQ_ERR instead of LOC_PROT_ERR, never a shortened message.
  */
 static struct sk_buff *sroce_req_resend_empty(struct sroce_qp *qp,
 					      struct sk_buff *skb,
 					      const struct sroce_swqe *swqe,
-					      u8 opcode, u32 psn, u32 flags,
+					      u32 psn, u32 flags,
 					      const struct sroce_req_pos *pos,
 					      enum ib_wc_status *status)
 {
+	u8 opcode = sroce_qp_opcode(qp, SROCE_OP_RC_SEND_MIDDLE);
+
 	kfree_skb(skb);
-	skb = sroce_pkt_alloc(qp, opcode, psn, 0, flags | SROCE_PKT_ACKREQ);
+	flags = (flags & ~SROCE_PKT_SE) | SROCE_PKT_ACKREQ;
+	skb = sroce_pkt_alloc(qp, opcode, psn, 0, flags);
 	if (!skb)
 		return NULL;
 	sroce_req_fill_hdrs(qp, skb, opcode, swqe, pos);
@@ -740,8 +744,8 @@ static struct sk_buff *sroce_req_build(struct sroce_qp *qp,
 built:
 	if (*status == IB_WC_LOC_PROT_ERR && sroce_qp_is_reliable(qp) &&
 	    sroce_psn_before(psn, req->psn_max))
-		skb = sroce_req_resend_empty(qp, skb, swqe, opcode, psn, flags,
-					     &pos, status);
+		skb = sroce_req_resend_empty(qp, skb, swqe, psn, flags, &pos,
+					     status);
 	return skb;
 }
 
