@@ -207,6 +207,13 @@ check_eq "open-iscsi interface iser: iface.transport_name = iser" \
 
 out=$(iscsiadm -m discovery -t st -p "$PORTAL" -I iser 2>&1)
 check_eq "sendtargets discovery at $PORTAL through iface iser" "$PORTAL,1 $IQN" "$out"
+# iSCSI's own ping (NOP-Out every 5 s) gives up after 5 s by default.  A
+# guest under TCG on a path that drops 2% of the packets each way can
+# stall a request that long (ACK timeouts of 2.1 s with rdma_cm's
+# defaults), and the ping would turn that into a reconnect, which the
+# lossy step's check counts: the ping waits 30 s here.
+check "node record: NOP-Out timeout 30 s" iscsiadm -m node -T "$IQN" -p "$PORTAL" -I iser \
+	-o update -n 'node.conn[0].timeo.noop_out_timeout' -v 30
 
 # iser_blockdev: the disk of the iSCSI session's SCSI host, which must be
 # ib_iser's (the guest has no other iSCSI host)
