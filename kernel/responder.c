@@ -149,17 +149,31 @@ static u8 sroce_resp_credits(struct sroce_qp *qp)
 	return code;
 }
 
+/*
+ * A response without payload at @psn whose AETH says @syndrome: an ACK or
+ * NAK, an atomic ACK (its AtomicAckETH still to fill), an ATOMIC WRITE's
+ * empty READ RESPONSE ONLY.  @rc_opcode is the RC one (XRC QPs send XRC).
+ */
+static struct sk_buff *sroce_resp_answer(struct sroce_qp *qp, u8 rc_opcode,
+					 u32 psn, u8 syndrome)
+{
+	struct sk_buff *skb;
+
+	skb = sroce_pkt_alloc(qp, sroce_qp_opcode(qp, rc_opcode), psn, 0, 0);
+	if (skb)
+		sroce_aeth_set(sroce_pkt_hdr(skb, SROCE_HDR_AETH), syndrome,
+			       qp->resp.msn);
+	return skb;
+}
+
 /* An ACK, NAK or RNR NAK with @syndrome at @psn; a lost one is retried. */
 static int sroce_resp_send_ack(struct sroce_qp *qp, u8 syndrome, u32 psn)
 {
 	struct sk_buff *skb;
 
-	skb = sroce_pkt_alloc(qp, sroce_qp_opcode(qp, SROCE_OP_RC_ACKNOWLEDGE),
-			      psn, 0, 0);
+	skb = sroce_resp_answer(qp, SROCE_OP_RC_ACKNOWLEDGE, psn, syndrome);
 	if (!skb)
 		return -ENOMEM;
-	sroce_aeth_set(sroce_pkt_hdr(skb, SROCE_HDR_AETH), syndrome,
-		       qp->resp.msn);
 	trace_sroce_nak_sent(&qp->ibqp, psn, syndrome);
 	return sroce_pkt_send(qp, skb);
 }
@@ -995,13 +1009,11 @@ static void sroce_resp_send_atomic_ack(struct sroce_qp *qp,
 	struct sroce_atmack *atmack;
 	struct sk_buff *skb;
 
-	skb = sroce_pkt_alloc(qp,
-			      sroce_qp_opcode(qp, SROCE_OP_RC_ATOMIC_ACKNOWLEDGE),
-			      res->first_psn, 0, 0);
+	skb = sroce_resp_answer(qp, SROCE_OP_RC_ATOMIC_ACKNOWLEDGE,
+				res->first_psn,
+				SROCE_AETH_ACK | sroce_resp_credits(qp));
 	if (!skb)
 		return;		/* the requester retries; we replay */
-	sroce_aeth_set(sroce_pkt_hdr(skb, SROCE_HDR_AETH),
-		       SROCE_AETH_ACK | sroce_resp_credits(qp), qp->resp.msn);
 	atmack = sroce_pkt_hdr(skb, SROCE_HDR_ATMACK);
 	atmack->orig = cpu_to_be64(res->orig);
 	sroce_pkt_send(qp, skb);
@@ -1068,13 +1080,10 @@ static void sroce_resp_send_atomic_write_ack(struct sroce_qp *qp, u32 psn)
 {
 	struct sk_buff *skb;
 
-	skb = sroce_pkt_alloc(qp,
-			      sroce_qp_opcode(qp, SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY),
-			      psn, 0, 0);
+	skb = sroce_resp_answer(qp, SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY, psn,
+				SROCE_AETH_ACK | sroce_resp_credits(qp));
 	if (!skb)
 		return;		/* the requester retries; we answer again */
-	sroce_aeth_set(sroce_pkt_hdr(skb, SROCE_HDR_AETH),
-		       SROCE_AETH_ACK | sroce_resp_credits(qp), qp->resp.msn);
 	sroce_pkt_send(qp, skb);
 	qp->resp.unacked = 0;
 }
