@@ -180,6 +180,17 @@ static const struct attribute_group sroce_dev_attr_group = {
 	.attrs = sroce_dev_attributes,
 };
 
+/*
+ * The driver's additions to uverbs: its own doorbell object, and what a
+ * process importing a context, a PD or an MR needs (ucontext.c, pd.c).
+ */
+static const struct uapi_definition sroce_uapi_defs[] = {
+	UAPI_DEF_CHAIN(sroce_doorbell_uapi_defs),
+	UAPI_DEF_CHAIN(sroce_ucontext_uapi_defs),
+	UAPI_DEF_CHAIN(sroce_pd_uapi_defs),
+	{},
+};
+
 static const struct ib_device_ops sroce_dev_ops = {
 	.owner = THIS_MODULE,
 	.port_groups = sroce_cc_port_groups,
@@ -233,6 +244,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.query_port = sroce_query_port,
 	.query_qp = sroce_query_qp,
 	.query_srq = sroce_query_srq,
+	.query_ucontext = sroce_query_ucontext,
 	.reg_user_mr = sroce_reg_user_mr,
 	.req_notify_cq = sroce_req_notify_cq,
 	.rereg_user_mr = sroce_rereg_user_mr,

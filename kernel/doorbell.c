@@ -133,7 +133,7 @@ DECLARE_UVERBS_NAMED_OBJECT(SROCE_OBJECT_DOORBELL,
 						 "[sroce_doorbell]", O_WRONLY),
 			    &UVERBS_METHOD(SROCE_METHOD_DOORBELL_ALLOC));
 
-const struct uapi_definition sroce_uapi_defs[] = {
+const struct uapi_definition sroce_doorbell_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE_NAMED(SROCE_OBJECT_DOORBELL),
 	{},
 };

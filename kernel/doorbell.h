@@ -10,7 +10,7 @@
 
 #include "uapi/sroce-abi.h"
 
-/* The driver's uverbs methods, ib_device.driver_def (device.c). */
-extern const struct uapi_definition sroce_uapi_defs[];
+/* The doorbell object, chained into ib_device.driver_def (device.c). */
+extern const struct uapi_definition sroce_doorbell_uapi_defs[];
 
 #endif /* SROCE_DOORBELL_H */

@@ -30,6 +30,7 @@
 #include <linux/netdevice.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
 
 #include "cc.h"
 #include "uapi/sroce-abi.h"
@@ -325,6 +326,7 @@ int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr);
 /* pd.c */
 int sroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int sroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+extern const struct uapi_definition sroce_pd_uapi_defs[];
 
 int sroce_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 int sroce_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
@@ -332,6 +334,9 @@ int sroce_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
 /* ucontext.c */
 int sroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
 void sroce_dealloc_ucontext(struct ib_ucontext *ibuc);
+int sroce_query_ucontext(struct ib_ucontext *ibuc,
+			 struct uverbs_attr_bundle *attrs);
+extern const struct uapi_definition sroce_ucontext_uapi_defs[];
 void sroce_disassociate_ucontext(struct ib_ucontext *ibuc);
 int sroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
 void sroce_mmap_free(struct rdma_user_mmap_entry *rentry);

@@ -17,6 +17,10 @@
  */
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <rdma/uverbs_ioctl.h>
+
+#define UVERBS_MODULE_NAME sroce_ib
+#include <rdma/uverbs_named_ioctl.h>
 
 #include "compat.h"
 #include "ring.h"
@@ -47,15 +51,18 @@ static struct sroce_mmap_entry *to_smentry(struct rdma_user_mmap_entry *rentry)
 	return container_of(rentry, struct sroce_mmap_entry, rentry);
 }
 
+/* What a provider needs to know of a context, at its open or its import. */
+static const struct sroce_alloc_ucontext_resp sroce_ucontext_resp = {
+	.abi_version = SROCE_ABI_VERSION,
+	.max_inline_data = SROCE_MAX_INLINE_DATA,
+	.max_send_sge = SROCE_MAX_SGE,
+	.max_recv_sge = SROCE_MAX_SGE,
+};
+
 int sroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 {
 	struct sroce_dev *sdev = to_sdev(ibuc->device);
-	struct sroce_alloc_ucontext_resp resp = {
-		.abi_version = SROCE_ABI_VERSION,
-		.max_inline_data = SROCE_MAX_INLINE_DATA,
-		.max_send_sge = SROCE_MAX_SGE,
-		.max_recv_sge = SROCE_MAX_SGE,
-	};
+	struct sroce_alloc_ucontext_resp resp = sroce_ucontext_resp;
 	int err;
 
 	/*
@@ -87,6 +94,34 @@ out_put:
 	module_put(THIS_MODULE);
 	return err;
 }
+
+/*
+ * UVERBS_METHOD_QUERY_CONTEXT: a process importing this context
+ * (ibv_import_device() on a dup of the command fd) gets what the one that
+ * opened it got.  The attribute is optional for uverbs, so a caller that
+ * did not ask still gets the core's answers.
+ */
+int sroce_query_ucontext(struct ib_ucontext *ibuc,
+			 struct uverbs_attr_bundle *attrs)
+{
+	if (!uverbs_attr_is_valid(attrs, SROCE_ATTR_QUERY_CONTEXT_RESP))
+		return 0;
+	return uverbs_copy_to_struct_or_zero(attrs,
+					     SROCE_ATTR_QUERY_CONTEXT_RESP,
+					     &sroce_ucontext_resp,
+					     sizeof(sroce_ucontext_resp));
+}
+
+ADD_UVERBS_ATTRIBUTES_SIMPLE(sroce_query_context, UVERBS_OBJECT_DEVICE,
+			     UVERBS_METHOD_QUERY_CONTEXT,
+			     UVERBS_ATTR_PTR_OUT(SROCE_ATTR_QUERY_CONTEXT_RESP,
+						 UVERBS_ATTR_TYPE(struct sroce_alloc_ucontext_resp),
+						 UA_OPTIONAL));
+
+const struct uapi_definition sroce_ucontext_uapi_defs[] = {
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DEVICE, &sroce_query_context),
+	{},
+};
 
 /*
  * The module_put() may let a waiting rmmod go on, but not past ib_core:

@@ -313,4 +313,31 @@ struct sroce_doorbell {
 	__u32 qpn;
 };
 
+/* -------------------------------------------------------------------------
+ * Sharing a context: ibv_import_device(), ibv_import_pd(), ibv_import_mr()
+ *
+ * Another process (or another part of this one) that was handed a dup of
+ * the command fd opens the same uverbs context.  Its provider learns what
+ * sroce_alloc_ucontext_resp told the first one from UVERBS_METHOD_QUERY_CONTEXT
+ * (object UVERBS_OBJECT_DEVICE) with the driver attribute
+ * SROCE_ATTR_QUERY_CONTEXT_RESP, a PTR_OUT of struct
+ * sroce_alloc_ucontext_resp.  A PD handle is checked with the driver method
+ * SROCE_METHOD_PD_QUERY on UVERBS_OBJECT_PD, whose one mandatory attribute
+ * SROCE_ATTR_QUERY_PD_HANDLE (an IDR attribute, read access) names a PD of
+ * the context; it answers 0, or an error for any other handle.  An MR is
+ * imported with the core's UVERBS_METHOD_QUERY_MR.  A kernel without these
+ * answers EPROTONOSUPPORT (or EOPNOTSUPP): the import then fails.
+ */
+enum sroce_query_context_attrs {
+	SROCE_ATTR_QUERY_CONTEXT_RESP = 1U << UVERBS_ID_NS_SHIFT,
+};
+
+enum sroce_pd_methods {
+	SROCE_METHOD_PD_QUERY = 1U << UVERBS_ID_NS_SHIFT,
+};
+
+enum sroce_query_pd_attrs {
+	SROCE_ATTR_QUERY_PD_HANDLE = 1U << UVERBS_ID_NS_SHIFT,
+};
+
 #endif /* SROCE_ABI_H */
