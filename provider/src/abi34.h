@@ -350,6 +350,8 @@ SROCE_LEGACY_CMD(post_send);
 	X(verbs_uninit_context)                                               \
 	X(verbs_init_cq)                                                      \
 	X(ibv_cmd_get_context)                                                \
+	X(ibv_cmd_query_context)                                              \
+	X(ibv_cmd_query_mr)                                                   \
 	X(ibv_cmd_query_device_any)                                           \
 	X(ibv_cmd_query_port)                                                 \
 	X(ibv_cmd_alloc_pd)                                                   \
@@ -396,6 +398,18 @@ int ibv_cmd_get_context(struct verbs_context *context,
 			struct sroce_cmd_get_context *cmd, size_t cmd_size,
 			struct ib_uverbs_get_context_resp *resp,
 			size_t resp_size);
+/*
+ * Fills context->num_comp_vectors and the device's core support flags
+ * (UVERBS_METHOD_QUERY_CONTEXT); @driver links driver attributes in a
+ * command buffer of rdma-core's private layout, so we pass none and ask
+ * for ours with a second ioctl of our own.
+ */
+struct ibv_command_buffer;
+int ibv_cmd_query_context(struct ibv_context *ctx,
+			  struct ibv_command_buffer *driver);
+/* UVERBS_METHOD_QUERY_MR: keys and length, mr_type IBV_MR_TYPE_IMPORTED_MR. */
+int ibv_cmd_query_mr(struct ibv_pd *pd, struct verbs_mr *vmr,
+		     uint32_t mr_handle);
 int ibv_cmd_query_device_any(struct ibv_context *context,
 			     const struct ibv_query_device_ex_input *input,
 			     struct ibv_device_attr_ex *attr, size_t attr_size,

@@ -56,6 +56,19 @@ int query_port(ibv_context *ctx, uint8_t port, ibv_port_attr *attr)
 	return ibv_cmd_query_port(ctx, port, attr, &cmd, sizeof(cmd));
 }
 
+// The context's share of what the kernel answered at its open or import.
+int set_context(Context *ctx, const sroce_alloc_ucontext_resp &drv)
+{
+	// A kernel speaking another sroce ABI lays out rings and WQEs
+	// differently: refuse it rather than corrupt queues later.
+	if (drv.abi_version != SROCE_ABI_VERSION)
+		return EPROTO;
+	ctx->max_inline_data = drv.max_inline_data;
+	ctx->max_send_sge = drv.max_send_sge;
+	ctx->max_recv_sge = drv.max_recv_sge;
+	return 0;
+}
+
 // The doorbell file (sroce-abi.h, "The doorbell file"): one driver method
 // on the command fd.  -1 when the kernel has no such method, or when the
 // environment asks for the uverbs command (SROCE_UVERBS_DOORBELL=1, to
@@ -67,26 +80,32 @@ int open_doorbell_file(int cmd_fd)
 	if (env && strcmp(env, "0") != 0)
 		return -1;
 
-	// ib_uverbs_ioctl_hdr ends in a flexible array: header and the one
-	// attribute are laid out in a buffer, as the kernel reads them.
-	alignas(8) uint8_t buf[sizeof(ib_uverbs_ioctl_hdr) + sizeof(ib_uverbs_attr)];
-	ib_uverbs_ioctl_hdr hdr{};
 	ib_uverbs_attr attr{};
 
-	hdr.length = sizeof(buf);
-	hdr.object_id = SROCE_OBJECT_DOORBELL;
-	hdr.method_id = SROCE_METHOD_DOORBELL_ALLOC;
-	hdr.num_attrs = 1;
-	hdr.driver_id = SROCE_DRIVER_ID;
 	attr.attr_id = SROCE_ATTR_DOORBELL_ALLOC_FD;
 	attr.flags = UVERBS_ATTR_F_MANDATORY;
-	memcpy(buf, &hdr, sizeof(hdr));
-	memcpy(buf + sizeof(hdr), &attr, sizeof(attr));
-	if (ioctl(cmd_fd, RDMA_VERBS_IOCTL, buf))
+	if (uverbs_ioctl(cmd_fd, SROCE_OBJECT_DOORBELL,
+			 SROCE_METHOD_DOORBELL_ALLOC, &attr, 1))
 		return -1;
 	// The kernel wrote the new descriptor into the attribute's data.
-	memcpy(&attr, buf + sizeof(hdr), sizeof(attr));
 	return static_cast<int>(attr.data);
+}
+
+// What the kernel told the provider that opened the context (sroce-abi.h,
+// "Sharing a context"), checked as at an open.
+int query_context_resp(Context *ctx)
+{
+	sroce_alloc_ucontext_resp drv{};
+	ib_uverbs_attr attr{};
+
+	attr.attr_id = SROCE_ATTR_QUERY_CONTEXT_RESP;
+	attr.flags = UVERBS_ATTR_F_MANDATORY;
+	attr.len = sizeof(drv);
+	attr.data = reinterpret_cast<uintptr_t>(&drv);
+	if (uverbs_ioctl(ctx->vctx.context.cmd_fd, UVERBS_OBJECT_DEVICE,
+			 UVERBS_METHOD_QUERY_CONTEXT, &attr, 1))
+		return errno;
+	return set_context(ctx, drv);
 }
 
 // Slots left null fall back to libibverbs' dummies (EOPNOTSUPP).
@@ -116,6 +135,8 @@ constexpr verbs_context_ops make_ops()
 	o.detach_mcast = ibv_cmd_detach_mcast;
 	o.free_context = free_context;
 	o.get_srq_num = get_srq_num;
+	o.import_mr = import_mr;
+	o.import_pd = import_pd;
 	o.modify_qp = modify_qp;
 	o.modify_srq = modify_srq;
 	o.open_qp = open_qp;
@@ -132,6 +153,8 @@ constexpr verbs_context_ops make_ops()
 	o.req_notify_cq = ibv_cmd_req_notify_cq;
 	o.rereg_mr = rereg_mr;
 	o.resize_cq = resize_cq;
+	o.unimport_mr = unimport_mr;
+	o.unimport_pd = unimport_pd;
 	return o;
 }
 
@@ -157,18 +180,9 @@ verbs_context *context_alloc(ibv_device *ibdev, int cmd_fd, void *)
 				sizeof(resp)))
 		goto err;
 
-	{
-		sroce_alloc_ucontext_resp drv = resp.drv();
-
-		// A kernel speaking another sroce ABI lays out rings and WQEs
-		// differently: refuse it rather than corrupt queues later.
-		if (drv.abi_version != SROCE_ABI_VERSION) {
-			errno = EPROTO;
-			goto err;
-		}
-		ctx->max_inline_data = drv.max_inline_data;
-		ctx->max_send_sge = drv.max_send_sge;
-		ctx->max_recv_sge = drv.max_recv_sge;
+	if (int err = set_context(ctx, resp.drv())) {
+		errno = err;
+		goto err;
 	}
 	ctx->doorbell_fd = open_doorbell_file(cmd_fd);
 
@@ -184,6 +198,62 @@ err:
 		errno = saved;
 	}
 	return nullptr;
+}
+
+// ibv_import_device(): the context another holder of the command fd
+// opened, with a doorbell file of our own (sroce-abi.h, "Sharing a
+// context").  As at an open, a failure consumes cmd_fd
+// (verbs_uninit_context() closes it).
+verbs_context *context_import(ibv_device *ibdev, int cmd_fd)
+{
+	auto *ctx = static_cast<Context *>(_verbs_init_and_alloc_context(
+		ibdev, cmd_fd, sizeof(Context), nullptr, SROCE_DRIVER_ID));
+	if (!ctx)
+		return nullptr;
+	ctx->doorbell_fd = -1;
+
+	int err = ibv_cmd_query_context(&ctx->vctx.context, nullptr);
+	if (!err)
+		err = query_context_resp(ctx);
+	if (err) {
+		verbs_uninit_context(&ctx->vctx);
+		free(ctx);
+		errno = err;
+		return nullptr;
+	}
+	ctx->doorbell_fd = open_doorbell_file(cmd_fd);
+	verbs_set_ops(&ctx->vctx, &ops);
+	return &ctx->vctx;
+}
+
+// A driver method (or a driver attribute of a core one) called directly:
+// header and attributes laid out in one buffer as the kernel reads them
+// (ib_uverbs_ioctl_hdr ends in a flexible array); the attributes are
+// copied back, as the kernel writes results (an FD's number) into them.
+int uverbs_ioctl(int cmd_fd, uint16_t object, uint16_t method,
+		 ib_uverbs_attr *attrs, unsigned int num_attrs)
+{
+	constexpr unsigned int max_attrs = 4;
+	alignas(8) uint8_t buf[sizeof(ib_uverbs_ioctl_hdr) +
+			       max_attrs * sizeof(ib_uverbs_attr)];
+	ib_uverbs_ioctl_hdr hdr{};
+	size_t len = sizeof(hdr) + num_attrs * sizeof(ib_uverbs_attr);
+
+	if (num_attrs > max_attrs) {
+		errno = EINVAL;
+		return -1;
+	}
+	hdr.length = static_cast<uint16_t>(len);
+	hdr.object_id = object;
+	hdr.method_id = method;
+	hdr.num_attrs = static_cast<uint16_t>(num_attrs);
+	hdr.driver_id = SROCE_DRIVER_ID;
+	memcpy(buf, &hdr, sizeof(hdr));
+	memcpy(buf + sizeof(hdr), attrs, num_attrs * sizeof(ib_uverbs_attr));
+	if (ioctl(cmd_fd, RDMA_VERBS_IOCTL, buf))
+		return -1;
+	memcpy(attrs, buf + sizeof(hdr), num_attrs * sizeof(ib_uverbs_attr));
+	return 0;
 }
 
 const verbs_context_ops *context_ops()

@@ -43,7 +43,7 @@ const verbs_device_ops ops = {
 	.static_providers = nullptr,
 	.match_device = nullptr,
 	.alloc_context = context_alloc,
-	.import_context = nullptr,
+	.import_context = context_import,
 	.alloc_device = alloc_device,
 	.uninit_device = uninit_device,
 };

@@ -4,6 +4,7 @@
 // keys; ibv_cmd_reg_mr fills in the verbs_mr, which libibverbs later reads
 // (mr_type, access) in ibv_dereg_mr/ibv_rereg_mr.
 #include <cerrno>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 
@@ -55,6 +56,29 @@ int dereg_mr(verbs_mr *vmr)
 		return ret;
 	free(vmr);
 	return 0;
+}
+
+// ibv_import_mr(): keys and length from the kernel; the address is the
+// owner's and stays unknown here (rdma-core leaves it null).
+ibv_mr *import_mr(ibv_pd *pd, uint32_t mr_handle)
+{
+	auto *vmr = static_cast<verbs_mr *>(calloc(1, sizeof(verbs_mr)));
+
+	if (!vmr)
+		return nullptr;
+	if (int ret = ibv_cmd_query_mr(pd, vmr, mr_handle)) {
+		free(vmr);
+		errno = ret;
+		return nullptr;
+	}
+	return &vmr->ibv_mr;
+}
+
+// The kernel MR stays: its owner deregisters it.
+void unimport_mr(ibv_mr *mr)
+{
+	static_assert(offsetof(verbs_mr, ibv_mr) == 0);
+	free(reinterpret_cast<verbs_mr *>(mr));
 }
 
 } // namespace sroce

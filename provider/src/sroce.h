@@ -8,6 +8,7 @@
 #ifndef SROCE_PROVIDER_H
 #define SROCE_PROVIDER_H
 
+#include <rdma/rdma_user_ioctl_cmds.h>
 #include <pthread.h>
 #include <cstddef>
 #include <cstdint>
@@ -140,6 +141,9 @@ const verbs_device_ops *device_ops();
 // context.cpp
 verbs_context *context_alloc(ibv_device *ibdev, int cmd_fd,
 			     void *private_data);
+verbs_context *context_import(ibv_device *ibdev, int cmd_fd);
+int uverbs_ioctl(int cmd_fd, uint16_t object, uint16_t method,
+		 ib_uverbs_attr *attrs, unsigned int num_attrs);
 const verbs_context_ops *context_ops();
 
 // queue.cpp
@@ -152,6 +156,10 @@ void queue_unmap(Queue *q);
 // pd.cpp / mr.cpp
 ibv_pd *alloc_pd(ibv_context *ctx);
 int dealloc_pd(ibv_pd *pd);
+ibv_pd *import_pd(ibv_context *ctx, uint32_t pd_handle);
+void unimport_pd(ibv_pd *pd);
+ibv_mr *import_mr(ibv_pd *pd, uint32_t mr_handle);
+void unimport_mr(ibv_mr *mr);
 ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,
 	       int access);
 int dereg_mr(verbs_mr *vmr);

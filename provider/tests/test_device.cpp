@@ -21,7 +21,7 @@ TEST(DeviceOps, IdentityAndAbiRange)
 	EXPECT_EQ(ops->match_max_abi_version, 2u);
 	EXPECT_EQ(ops->match_min_abi_version, static_cast<uint32_t>(SROCE_ABI_VERSION));
 	EXPECT_EQ(ops->match_device, nullptr);   // the table alone decides
-	EXPECT_EQ(ops->import_context, nullptr);
+	EXPECT_NE(ops->import_context, nullptr); // ibv_import_device()
 	EXPECT_EQ(ops->static_providers, nullptr);
 	EXPECT_NE(ops->alloc_context, nullptr);
 	EXPECT_NE(ops->alloc_device, nullptr);
@@ -89,6 +89,11 @@ TEST(ContextOps, MandatorySlotsAreSet)
 				(const void *)o->attach_mcast, (const void *)o->detach_mcast })
 		EXPECT_NE(op, nullptr);
 	EXPECT_EQ(o->req_notify_cq, &ibv_cmd_req_notify_cq);
+	// Sharing a context (ibv_import_device()) and its PDs and MRs.
+	for (const void *op : { (const void *)o->import_pd, (const void *)o->unimport_pd,
+				(const void *)o->import_mr, (const void *)o->unimport_mr })
+		EXPECT_NE(op, nullptr);
+	EXPECT_EQ(o->import_dm, nullptr); // no device memory
 	// Not implemented: left NULL so libibverbs' dummies return EOPNOTSUPP.
 	EXPECT_EQ(o->alloc_dm, nullptr);
 	EXPECT_EQ(o->create_flow, nullptr);
