@@ -9,12 +9,13 @@
 # "not supported by this device" cases and are counted in the diagnostics;
 # a module whose tests all skip fails, with the reasons).
 #
-# Modules run: the device, PD, MR, CQ, QP and RC traffic ones.  Left out, with
-# the reason: vendor modules (mlx5, efa), raw packet and flow steering (need
-# a NIC), CUDA, ODP and parent domains (not advertised; their modules are
-# the only SRQ users: rdma-core 44 has no test_srq), shared PDs (test_shared_pd:
-# its one test needs ibv_import_device(), which the provider does not
-# implement, and skips, so the module passed nothing).  The XRC cases run in
+# Modules run: the device, PD, MR, CQ, QP and RC traffic ones, and shared
+# PDs (test_shared_pd: RC WRITE traffic through a context, PD and MR
+# imported with ibv_import_device(), ibv_import_pd(), ibv_import_mr()).
+# Left out, with the reason: vendor modules (mlx5, efa), raw packet and flow
+# steering (need a NIC), CUDA, tag matching, ODP and parent domains (not
+# advertised; their modules are the only SRQ users: rdma-core 44 has no
+# test_srq; every test of those modules skips).  The XRC cases run in
 # test_qpex, test_atomic, test_cqex and test_relaxed_ordering (test_odp's
 # XRC case needs ODP).
 
@@ -24,8 +25,9 @@ PYTHON=/usr/bin/python3		# Debian's interpreter: the one with pyverbs
 SUITE=/usr/share/doc/rdma-core/tests
 MODULES=(test_device test_pd test_mr test_cq test_cqex test_cq_events
 	 test_qp test_qpex test_atomic test_addr
-	 test_relaxed_ordering test_rdmacm)
-# PYVERBS_MODULES="test_qp test_rdmacm" runs only those (for debugging).
+	 test_relaxed_ordering test_rdmacm test_shared_pd)
+# PYVERBS_MODULES="test_qp test_rdmacm" runs only those (for debugging; through
+# scripts/vm: -- env PYVERBS_MODULES=... selftests/run pyverbs.sh).
 [[ -n ${PYVERBS_MODULES:-} ]] && read -ra MODULES <<< "$PYVERBS_MODULES"
 
 [[ -d $SUITE ]] || skip_all "no pyverbs test suite at $SUITE (install python3-pyverbs)"

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -126,6 +127,7 @@ static enum ibv_qp_state qp_state_settled(struct side *s, enum ibv_qp_state want
 FIXTURE(rc) {
 	struct side s[2];
 	struct side *a, *b;
+	struct side imp;	/* B's context as an importer sees it */
 };
 
 FIXTURE_SETUP(rc)
@@ -135,10 +137,13 @@ FIXTURE_SETUP(rc)
 	sides_open(_metadata, self->a, self->b, ALL_ACCESS);
 }
 
+static void side_unimport(struct side *s);
+
 FIXTURE_TEARDOWN(rc)
 {
 	side_close(self->a);
-	side_close(self->b);
+	side_unimport(&self->imp);
+	side_close(&self->s[1]);
 }
 
 static void qp_create(struct __test_metadata *_metadata, struct side *s,
@@ -1773,6 +1778,263 @@ TEST_F(rc, atomic_rkey_of_another_pd)
 {
 	SKIP_NO_ATOMICS(self->a);
 	other_pd_denied(_metadata, self, IBV_WR_ATOMIC_FETCH_AND_ADD);
+}
+
+/* ---- a shared context: ibv_import_device(), _pd(), _mr() ------------------ */
+
+/*
+ * @b's context, PD and MR as another holder of its command fd sees them
+ * (a process it was handed to with SCM_RIGHTS): ibv_import_device() on a
+ * dup, then the PD and the MR by handle, and a CQ of the importer's own.
+ * The MR's address is the owner's; an importer learns it from the owner
+ * (rdma-core leaves it null), here the same process.
+ */
+static void side_import(struct __test_metadata *_metadata, struct side *b, struct side *ib)
+{
+	int fd = dup(b->ctx->cmd_fd);
+
+	ASSERT_LE(0, fd) TH_LOG("dup: %s", strerror(errno));
+	*ib = *b;
+	ib->qp = NULL;
+	ib->cq = NULL;
+	ib->mr = NULL;
+	ib->pd = NULL;
+	ib->mr2 = NULL;
+	ib->mw = NULL;
+	ib->ctx = ibv_import_device(fd);
+	if (!ib->ctx && errno == EOPNOTSUPP && b->dev.vendor_part_id != 0x5352) {
+		close(fd);
+		SKIP(return, "the provider of a device other than sroce cannot import contexts");
+	}
+	ASSERT_NE(NULL, ib->ctx) TH_LOG("ibv_import_device: %s", strerror(errno));
+	ib->pd = ibv_import_pd(ib->ctx, b->pd->handle);
+	ASSERT_NE(NULL, ib->pd) TH_LOG("ibv_import_pd(%u): %s", b->pd->handle, strerror(errno));
+	EXPECT_EQ(b->pd->handle, ib->pd->handle);
+	ib->mr = ibv_import_mr(ib->pd, b->mr->handle);
+	ASSERT_NE(NULL, ib->mr) TH_LOG("ibv_import_mr(%u): %s", b->mr->handle, strerror(errno));
+	EXPECT_EQ(b->mr->lkey, ib->mr->lkey);
+	EXPECT_EQ(b->mr->rkey, ib->mr->rkey);
+	EXPECT_EQ(BUF_SZ, ib->mr->length);
+	EXPECT_EQ(NULL, ib->mr->addr);
+	ib->cq = ibv_create_cq(ib->ctx, 256, NULL, NULL, 0);
+	ASSERT_NE(NULL, ib->cq) TH_LOG("ibv_create_cq on the import: %s", strerror(errno));
+}
+
+/* Undoes side_import(): the importer's own objects go, the shared ones stay. */
+static void side_unimport(struct side *s)
+{
+	if (s->qp)
+		ibv_destroy_qp(s->qp);
+	if (s->cq)
+		ibv_destroy_cq(s->cq);
+	if (s->mr)
+		ibv_unimport_mr(s->mr);
+	if (s->pd)
+		ibv_unimport_pd(s->pd);
+	if (s->ctx)
+		ibv_close_device(s->ctx);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * An imported context moves data with the imported PD and MR: a QP of the
+ * importer on the imported PD receives a SEND into the imported MR's
+ * L_Key, WRITEs from it, and is the target of A's READ and WRITE through
+ * its R_Key.  Closing the import leaves the owner's context, PD and MR
+ * working (a new pair on them moves data) and its command fd open.
+ */
+TEST_F(rc, imported_context_pd_and_mr_move_data)
+{
+	struct side *a = self->a, *owner = self->b, *b = &self->imp;
+	int fd0 = fcntl(0, F_GETFD);
+	struct ibv_wc wc;
+
+	side_import(_metadata, owner, b);
+	if (!b->ctx)
+		return;		/* skipped */
+	self->b = b;
+	connect_default(_metadata, self);
+
+	pattern(a->buf + SRC_OFF, 65536, 31);
+	ASSERT_EQ(0, post_recv(b, 1, DST_OFF, 65536));
+	ASSERT_EQ(0, post_simple(a, 2, IBV_WR_SEND, SRC_OFF, 65536, b, 0));
+	EXPECT_WC(a->cq, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 1, IBV_WC_SUCCESS);
+	EXPECT_EQ(65536, wc.byte_len);
+	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, 65536);
+
+	pattern(b->buf + SRC_OFF, 65536, 32);
+	ASSERT_EQ(0, post_simple(b, 3, IBV_WR_RDMA_WRITE, SRC_OFF, 65536, a, DST_OFF));
+	EXPECT_WC(b->cq, wc, 3, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(b, SRC_OFF, a, DST_OFF, 65536);
+
+	pattern(a->buf + SRC_OFF, 4096, 33);
+	ASSERT_EQ(0, post_simple(a, 4, IBV_WR_RDMA_WRITE, SRC_OFF, 4096, b, DST_OFF));
+	EXPECT_WC(a->cq, wc, 4, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, 4096);
+	ASSERT_EQ(0, post_simple(a, 5, IBV_WR_RDMA_READ, SRC_OFF + MIB, 65536, b, SRC_OFF));
+	EXPECT_WC(a->cq, wc, 5, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(b, SRC_OFF, a, SRC_OFF + MIB, 65536);
+
+	/* Closed in the order an importer would: its QP and CQ, then the rest. */
+	ibv_destroy_qp(a->qp);
+	a->qp = NULL;
+	side_unimport(b);
+	self->b = owner;
+	EXPECT_EQ(fd0, fcntl(0, F_GETFD)) TH_LOG("closing the import closed fd 0");
+	ASSERT_LE(0, fcntl(owner->ctx->cmd_fd, F_GETFD)) TH_LOG("the owner's command fd closed");
+
+	connect_default(_metadata, self);
+	pattern(a->buf + SRC_OFF, 4096, 34);
+	ASSERT_EQ(0, post_recv(owner, 6, DST_OFF, 4096));
+	ASSERT_EQ(0, post_simple(a, 7, IBV_WR_SEND, SRC_OFF, 4096, owner, 0));
+	EXPECT_WC(a->cq, wc, 7, IBV_WC_SUCCESS);
+	EXPECT_WC(owner->cq, wc, 6, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(a, SRC_OFF, owner, DST_OFF, 4096);
+}
+
+/*
+ * The importer's half of imported_in_another_process, in a fork child: it
+ * imports B's context and PD, creates a CQ, a QP and an MR of its own
+ * there, connects the QP to A's, tells the parent the QPN, waits while the
+ * parent READs B's MR through that QP, then WRITEs its own pattern into
+ * A's buffer and tears its objects down.  Returns the exit status: 0, or
+ * the step that failed.
+ */
+static int import_child(struct side *a, struct side *b, const struct conn *c, enum ibv_mtu mtu,
+			int to_parent, int from_parent)
+{
+	int fd = dup(b->ctx->cmd_fd);
+	struct side ib = *b;
+	struct ibv_wc wc;
+	uint8_t *mine;
+	char go;
+
+	alarm(60);
+	ib.ctx = fd < 0 ? NULL : ibv_import_device(fd);
+	if (!ib.ctx)
+		return 10;
+	ib.pd = ibv_import_pd(ib.ctx, b->pd->handle);
+	ib.cq = ib.pd ? ibv_create_cq(ib.ctx, 16, NULL, NULL, 0) : NULL;
+	if (!ib.cq)
+		return 11;
+	mine = aligned_alloc(4096, 65536);
+	ib.mr = mine ? ibv_reg_mr(ib.pd, mine, 65536, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!ib.mr)
+		return 12;
+	{
+		struct ibv_qp_init_attr ia = {
+			.send_cq = ib.cq, .recv_cq = ib.cq, .qp_type = IBV_QPT_RC,
+			.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+		};
+
+		ib.qp = ibv_create_qp(ib.pd, &ia);
+	}
+	if (!ib.qp || qp_connect(&ib, c, ALL_ACCESS, a->qp->qp_num, &a->gid, mtu, 7))
+		return 13;
+	if (write(to_parent, &ib.qp->qp_num, 4) != 4 || read(from_parent, &go, 1) != 1)
+		return 14;
+	pattern(mine, 65536, 42);
+	ib.buf = mine;
+	if (post_simple(&ib, 1, IBV_WR_RDMA_WRITE, 0, 65536, a, DST_OFF))
+		return 15;
+	if (poll_wc(ib.cq, &wc, WC_WAIT_MS) != 1 || wc.status != IBV_WC_SUCCESS || wc.wr_id != 1)
+		return 16;
+	if (ibv_destroy_qp(ib.qp) || ibv_destroy_cq(ib.cq) || ibv_dereg_mr(ib.mr))
+		return 17;
+	ibv_unimport_pd(ib.pd);
+	return ibv_close_device(ib.ctx) ? 18 : 0;
+}
+
+/*
+ * A shared context's use across processes: a fork child (its own
+ * credentials, so its own doorbell file, as a process handed the fd with
+ * SCM_RIGHTS) imports B's context and PD and creates a QP there.  A READs
+ * B's MR, registered by the parent, through the child's QP; the child
+ * WRITEs from an MR it registered into A.  Both byte for byte.
+ */
+TEST_F(rc, imported_in_another_process)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	enum ibv_mtu mtu = a->port.active_mtu < b->port.active_mtu ?
+			   a->port.active_mtu : b->port.active_mtu;
+	int to_parent[2], from_parent[2], st = 0, err;
+	uint8_t expect[4096];
+	uint32_t child_qpn;
+	struct ibv_wc wc;
+	pid_t pid;
+
+	if (b->dev.vendor_part_id != 0x5352)
+		SKIP(return, "sroce's import; %s is another device", ibv_get_device_name(b->ctx->device));
+	if (opt_mtu)
+		mtu = opt_mtu;
+	qp_create(_metadata, a, &c);
+	pattern(b->buf + SRC_OFF, 65536, 41);
+	ASSERT_EQ(0, pipe(to_parent));
+	ASSERT_EQ(0, pipe(from_parent));
+	fflush(stdout);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(import_child(a, b, &c, mtu, to_parent[1], from_parent[0]));
+	close(to_parent[1]);
+	close(from_parent[0]);
+	if (read(to_parent[0], &child_qpn, 4) != 4) {
+		waitpid(pid, &st, 0);
+		ASSERT_TRUE(false) TH_LOG("the child stopped before its QP was up: exit %d",
+					  WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	}
+	err = qp_connect(a, &c, ALL_ACCESS, child_qpn, &b->gid, mtu, 7);
+	EXPECT_EQ(0, err) TH_LOG("A to RTS towards the child's QP: %s", strerror(err));
+	if (!err) {
+		EXPECT_EQ(0, post_simple(a, 1, IBV_WR_RDMA_READ, SRC_OFF + MIB, 65536, b, SRC_OFF));
+		EXPECT_WC(a->cq, wc, 1, IBV_WC_SUCCESS);
+		EXPECT_SAME_BYTES(b, SRC_OFF, a, SRC_OFF + MIB, 65536);
+	}
+	EXPECT_EQ(1, write(from_parent[1], "g", 1));
+	close(from_parent[1]);
+	close(to_parent[0]);
+	waitpid(pid, &st, 0);
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("the child failed at step %d (status %#x)", WIFEXITED(st) ? WEXITSTATUS(st) : -1, st);
+	pattern(expect, sizeof(expect), 42);
+	EXPECT_EQ(-1, first_diff(expect, a->buf + DST_OFF, sizeof(expect)))
+		TH_LOG("the child's WRITE did not land");
+}
+
+/*
+ * Importing checks the handle: a number that is no object of the context,
+ * or a PD's handle given as an MR's, fails, and so does a command fd that
+ * is not a device's.
+ */
+TEST_F(rc, import_of_a_bad_handle_fails)
+{
+	struct side *b = self->b;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+
+	if (b->dev.vendor_part_id != 0x5352)
+		SKIP(return, "sroce's import checks; %s is another device", ibv_get_device_name(b->ctx->device));
+	errno = 0;
+	pd = ibv_import_pd(b->ctx, 0x7ffffff0);
+	EXPECT_EQ(NULL, pd);
+	EXPECT_NE(0, errno);
+	if (pd)
+		ibv_unimport_pd(pd);
+	ASSERT_NE(b->pd->handle, b->mr->handle);
+	errno = 0;
+	mr = ibv_import_mr(b->pd, b->pd->handle);
+	EXPECT_EQ(NULL, mr) TH_LOG("a PD's handle imported as an MR");
+	EXPECT_NE(0, errno);
+	if (mr)
+		ibv_unimport_mr(mr);
+	ctx = ibv_import_device(0);
+	EXPECT_EQ(NULL, ctx) TH_LOG("fd 0 imported as a device");
+	if (ctx)
+		ibv_close_device(ctx);
 }
 
 /*
