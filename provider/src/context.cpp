@@ -114,7 +114,9 @@ constexpr verbs_context_ops make_ops()
 	verbs_context_ops o{};
 
 	o.alloc_mw = alloc_mw;
+	o.alloc_parent_domain = alloc_parent_domain;
 	o.alloc_pd = alloc_pd;
+	o.alloc_td = alloc_td;
 	o.bind_mw = bind_mw;
 	o.close_xrcd = close_xrcd;
 	o.attach_mcast = ibv_cmd_attach_mcast;
@@ -127,6 +129,7 @@ constexpr verbs_context_ops make_ops()
 	o.create_srq_ex = create_srq_ex;
 	o.dealloc_mw = dealloc_mw;
 	o.dealloc_pd = dealloc_pd;
+	o.dealloc_td = dealloc_td;
 	o.dereg_mr = dereg_mr;
 	o.destroy_ah = destroy_ah;
 	o.destroy_cq = destroy_cq;

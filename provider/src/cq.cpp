@@ -22,13 +22,13 @@ Cq *cq_alloc()
 	auto *cq = static_cast<Cq *>(calloc(1, sizeof(Cq)));
 
 	if (cq)
-		pthread_spin_init(&cq->q.lock, PTHREAD_PROCESS_PRIVATE);
+		cq->q.lock.init();
 	return cq;
 }
 
 void cq_free(Cq *cq)
 {
-	pthread_spin_destroy(&cq->q.lock);
+	cq->q.lock.destroy();
 	free(cq);
 }
 
@@ -73,11 +73,11 @@ int start_poll(ibv_cq_ex *cqx, ibv_poll_cq_attr *attr)
 
 	if (attr->comp_mask)
 		return EINVAL;
-	pthread_spin_lock(&cq->q.lock);
+	cq->q.lock.lock();
 	ret = cq_load_current(cq);
 	// On ENOENT the caller must not call end_poll: drop the lock now.
 	if (ret)
-		pthread_spin_unlock(&cq->q.lock);
+		cq->q.lock.unlock();
 	return ret;
 }
 
@@ -94,7 +94,7 @@ void end_poll(ibv_cq_ex *cqx)
 	Cq *cq = from_cq_ex(cqx);
 
 	cq_consume_current(cq);
-	pthread_spin_unlock(&cq->q.lock);
+	cq->q.lock.unlock();
 }
 
 const ib_uverbs_wc *cur(ibv_cq_ex *cqx)
@@ -156,7 +156,7 @@ void cq_clean(Cq *cq, uint32_t qp_num, bool keep_recv)
 {
 	RingView &r = cq->q.ring;
 
-	pthread_spin_lock(&cq->q.lock);
+	cq->q.lock.lock();
 	uint32_t ready = cq_ready(r);
 	if (ready != UINT32_MAX) {
 		uint32_t cons = r.consumer_owned();
@@ -173,7 +173,7 @@ void cq_clean(Cq *cq, uint32_t qp_num, bool keep_recv)
 		if (removed)
 			r.release(cons + removed);
 	}
-	pthread_spin_unlock(&cq->q.lock);
+	cq->q.lock.unlock();
 }
 
 int poll_cq(ibv_cq *ibcq, int ne, ibv_wc *wc)
@@ -183,10 +183,10 @@ int poll_cq(ibv_cq *ibcq, int ne, ibv_wc *wc)
 	int n = 0;
 
 	static_assert(sizeof(ibv_wc) == sizeof(ib_uverbs_wc));
-	pthread_spin_lock(&cq->q.lock);
+	cq->q.lock.lock();
 	uint32_t ready = cq_ready(r);
 	if (ready == UINT32_MAX) {
-		pthread_spin_unlock(&cq->q.lock);
+		cq->q.lock.unlock();
 		return -EIO;
 	}
 	uint32_t cons = r.consumer_owned();
@@ -196,7 +196,7 @@ int poll_cq(ibv_cq *ibcq, int ne, ibv_wc *wc)
 		memcpy(&wc[n], r.slot(cons + n), sizeof(ibv_wc));
 	if (n)
 		r.release(cons + n);
-	pthread_spin_unlock(&cq->q.lock);
+	cq->q.lock.unlock();
 	return n;
 }
 
@@ -240,7 +240,8 @@ ibv_cq_ex *create_cq_ex(ibv_context *ctx, ibv_cq_init_attr_ex *attr)
 		errno = EOPNOTSUPP;
 		return nullptr;
 	}
-	if (attr->comp_mask & ~static_cast<uint32_t>(IBV_CQ_INIT_ATTR_MASK_FLAGS)) {
+	if (attr->comp_mask & ~static_cast<uint32_t>(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+						     IBV_CQ_INIT_ATTR_MASK_PD)) {
 		errno = EOPNOTSUPP;
 		return nullptr;
 	}
@@ -249,13 +250,30 @@ ibv_cq_ex *create_cq_ex(ibv_context *ctx, ibv_cq_init_attr_ex *attr)
 		errno = EOPNOTSUPP;
 		return nullptr;
 	}
+	// A CQ may belong to a parent domain (of this context), and no other
+	// kind of PD; the kernel's CQ has no PD, so the command does not see it.
+	ibv_cq_init_attr_ex kattr = *attr;
+	bool single = (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+		      (attr->flags & IBV_CREATE_CQ_ATTR_SINGLE_THREADED);
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		ibv_pd *pd = attr->parent_domain;
+
+		if (!pd || pd->context != ctx || !from_pd(pd)->protection) {
+			errno = EINVAL;
+			return nullptr;
+		}
+		single = single || pd_single_thread(pd);
+		kattr.comp_mask &= ~static_cast<uint32_t>(IBV_CQ_INIT_ATTR_MASK_PD);
+		kattr.parent_domain = nullptr;
+	}
 
 	cq = cq_alloc();
 	if (!cq)
 		return nullptr;
+	cq->q.lock.set_single_thread(single);
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_create_cq_ex(ctx, attr, &cq->vcq, &cmd, sizeof(cmd),
+	ret = ibv_cmd_create_cq_ex(ctx, &kattr, &cq->vcq, &cmd, sizeof(cmd),
 				   resp.core(), sizeof(resp), 0);
 	if (ret)
 		goto err_free;
@@ -304,12 +322,12 @@ int resize_cq(ibv_cq *ibcq, int cqe)
 	memset(&resp, 0, sizeof(resp));
 	// Pollers must not touch the old ring while the kernel moves the
 	// unpolled entries into the new one.
-	pthread_spin_lock(&cq->q.lock);
+	cq->q.lock.lock();
 	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), resp.core(),
 				sizeof(resp));
 	if (!ret)
 		ret = cq_replace_ring(cq, ibcq->context, resp.drv().cq);
-	pthread_spin_unlock(&cq->q.lock);
+	cq->q.lock.unlock();
 	return ret;
 }
 

@@ -1,19 +1,45 @@
 // SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 //
-// Protection domains: nothing of ours to keep, the kernel object is all.
+// Protection domains, parent domains and thread domains.  A kernel PD has
+// no state of ours beyond its ibv_pd; a parent domain is ours alone: it
+// stands for a kernel PD (its handle is that PD's, so every command sees
+// the PD) and carries a thread domain, whose promise elides the locks of
+// the queues created under it (QueueLock).
 #include <rdma/ib_user_ioctl_cmds.h>
 
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "sroce.h"
 
 namespace sroce {
 
+namespace {
+
+// calloc()ed like every provider object, then constructed in place: the
+// atomics need their constructor to have run.
+template <typename T>
+T *zalloc()
+{
+	void *p = calloc(1, sizeof(T));
+
+	return p ? new (p) T{} : nullptr;
+}
+
+template <typename T>
+void zfree(T *p)
+{
+	p->~T();
+	free(p);
+}
+
+} // namespace
+
 ibv_pd *alloc_pd(ibv_context *ctx)
 {
-	auto *pd = static_cast<ibv_pd *>(calloc(1, sizeof(ibv_pd)));
+	auto *pd = zalloc<Pd>();
 	sroce_cmd_alloc_pd cmd;
 	ib_uverbs_alloc_pd_resp resp;
 	int ret;
@@ -22,22 +48,35 @@ ibv_pd *alloc_pd(ibv_context *ctx)
 		return nullptr;
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
-	ret = ibv_cmd_alloc_pd(ctx, pd, &cmd, sizeof(cmd), &resp, sizeof(resp));
+	ret = ibv_cmd_alloc_pd(ctx, &pd->ibpd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
 	if (ret) {
-		free(pd);
+		zfree(pd);
 		errno = ret;
 		return nullptr;
 	}
-	return pd;
+	return &pd->ibpd;
 }
 
-int dealloc_pd(ibv_pd *pd)
+// ibv_dealloc_pd() of either kind.  A kernel PD that parent domains still
+// name stays (EBUSY), as a thread domain does: the parent domain's users
+// would otherwise hold a handle the kernel may give to another object.
+int dealloc_pd(ibv_pd *ibpd)
 {
-	int ret = ibv_cmd_dealloc_pd(pd);
+	Pd *pd = from_pd(ibpd);
 
-	if (ret)
+	if (pd->protection) {
+		pd->protection->parents.fetch_sub(1, std::memory_order_relaxed);
+		if (pd->td)
+			pd->td->users.fetch_sub(1, std::memory_order_relaxed);
+		zfree(pd);
+		return 0;
+	}
+	if (pd->parents.load(std::memory_order_relaxed))
+		return EBUSY;
+	if (int ret = ibv_cmd_dealloc_pd(ibpd))
 		return ret;
-	free(pd);
+	zfree(pd);
 	return 0;
 }
 
@@ -54,18 +93,76 @@ ibv_pd *import_pd(ibv_context *ctx, uint32_t pd_handle)
 			 &attr, 1))
 		return nullptr;
 
-	auto *pd = static_cast<ibv_pd *>(calloc(1, sizeof(ibv_pd)));
+	auto *pd = zalloc<Pd>();
 	if (!pd)
 		return nullptr;
-	pd->context = ctx;
-	pd->handle = pd_handle;
-	return pd;
+	pd->ibpd.context = ctx;
+	pd->ibpd.handle = pd_handle;
+	return &pd->ibpd;
 }
 
 // The kernel PD stays: its owner deallocates it.
 void unimport_pd(ibv_pd *pd)
 {
-	free(pd);
+	zfree(from_pd(pd));
+}
+
+ibv_pd *alloc_parent_domain(ibv_context *ctx,
+			    ibv_parent_domain_init_attr *attr)
+{
+	constexpr uint32_t known = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+				   IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT;
+
+	if (attr->comp_mask & ~known) {
+		errno = EOPNOTSUPP;
+		return nullptr;
+	}
+	// A kernel PD of this context (not another parent domain), and a
+	// thread domain of this context if any.
+	if (!attr->pd || attr->pd->context != ctx ||
+	    from_pd(attr->pd)->protection ||
+	    (attr->td && attr->td->context != ctx) ||
+	    ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	     (!attr->alloc || !attr->free))) {
+		errno = EINVAL;
+		return nullptr;
+	}
+
+	auto *pd = zalloc<Pd>();
+	if (!pd)
+		return nullptr;
+	pd->ibpd.context = ctx;
+	pd->ibpd.handle = attr->pd->handle;
+	pd->protection = from_pd(attr->pd);
+	pd->protection->parents.fetch_add(1, std::memory_order_relaxed);
+	if (attr->td) {
+		pd->td = from_td(attr->td);
+		pd->td->users.fetch_add(1, std::memory_order_relaxed);
+	}
+	return &pd->ibpd;
+}
+
+ibv_td *alloc_td(ibv_context *ctx, ibv_td_init_attr *attr)
+{
+	if (attr->comp_mask) {
+		errno = EINVAL;
+		return nullptr;
+	}
+	auto *td = zalloc<Td>();
+	if (!td)
+		return nullptr;
+	td->ibtd.context = ctx;
+	return &td->ibtd;
+}
+
+int dealloc_td(ibv_td *ibtd)
+{
+	Td *td = from_td(ibtd);
+
+	if (td->users.load(std::memory_order_relaxed))
+		return EBUSY;
+	zfree(td);
+	return 0;
 }
 
 } // namespace sroce

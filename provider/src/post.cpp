@@ -41,7 +41,7 @@ int post_recv_ring(Queue *q, uint32_t max_sge, ibv_recv_wr *wr,
 		*bad_wr = wr;
 		return ENOMEM;
 	}
-	pthread_spin_lock(&q->lock);
+	q->lock.lock();
 	uint32_t prod = r.producer_owned();
 	uint32_t room = r.free_slots();
 	uint32_t n = 0;
@@ -58,7 +58,7 @@ int post_recv_ring(Queue *q, uint32_t max_sge, ibv_recv_wr *wr,
 	// Publish what was written, even when a later request failed.
 	if (n)
 		r.publish(prod + n);
-	pthread_spin_unlock(&q->lock);
+	q->lock.unlock();
 	if (err)
 		*bad_wr = wr;
 	return err;
@@ -140,7 +140,7 @@ int post_send_bind(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr,
 		return ENOMEM;
 	}
 
-	pthread_spin_lock(&qp->sq.lock);
+	qp->sq.lock.lock();
 	uint32_t prod = r.producer_owned();
 	uint32_t room = r.free_slots();
 	uint32_t n = 0;
@@ -157,7 +157,7 @@ int post_send_bind(ibv_qp *ibqp, ibv_send_wr *wr, ibv_send_wr **bad_wr,
 	}
 	if (n)
 		r.publish(prod + n);
-	pthread_spin_unlock(&qp->sq.lock);
+	qp->sq.lock.unlock();
 
 	// The requests before a failed one are posted: the kernel must see
 	// them whatever we report for the failed one.  The doorbell is rung

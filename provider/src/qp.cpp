@@ -62,16 +62,16 @@ Qp *qp_alloc()
 	auto *qp = static_cast<Qp *>(calloc(1, sizeof(Qp)));
 
 	if (qp) {
-		pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
-		pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+		qp->sq.lock.init();
+		qp->rq.lock.init();
 	}
 	return qp;
 }
 
 void qp_free(Qp *qp)
 {
-	pthread_spin_destroy(&qp->sq.lock);
-	pthread_spin_destroy(&qp->rq.lock);
+	qp->sq.lock.destroy();
+	qp->rq.lock.destroy();
 	free(qp);
 }
 
@@ -157,6 +157,11 @@ ibv_qp *create_qp_ex(ibv_context *ctx, ibv_qp_init_attr_ex *attr)
 	qp = qp_alloc();
 	if (!qp)
 		return nullptr;
+	if ((attr->comp_mask & IBV_QP_INIT_ATTR_PD) &&
+	    pd_single_thread(attr->pd)) {
+		qp->sq.lock.set_single_thread(true);
+		qp->rq.lock.set_single_thread(true);
+	}
 
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.set_drv(req);

@@ -10,6 +10,7 @@
 
 #include <rdma/rdma_user_ioctl_cmds.h>
 #include <pthread.h>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -34,12 +35,57 @@ struct Context {
 	int doorbell_fd;
 };
 
-// One mmap()ed ring and the spinlock serialising this process's users of it.
+// The spinlock serialising this process's users of a queue, elided when
+// the application promised to use the queue from one thread at a time: a
+// QP or SRQ of a parent domain with a thread domain, a CQ of such a parent
+// domain or created IBV_CREATE_CQ_ATTR_SINGLE_THREADED (ibv_alloc_td(3)).
+class QueueLock {
+public:
+	void init() { pthread_spin_init(&lock_, PTHREAD_PROCESS_PRIVATE); }
+	void destroy() { pthread_spin_destroy(&lock_); }
+	void set_single_thread(bool single) { single_thread_ = single; }
+	bool single_thread() const { return single_thread_; }
+	void lock()
+	{
+		if (!single_thread_)
+			pthread_spin_lock(&lock_);
+	}
+	void unlock()
+	{
+		if (!single_thread_)
+			pthread_spin_unlock(&lock_);
+	}
+
+private:
+	pthread_spinlock_t lock_;
+	bool single_thread_;
+};
+
+// One mmap()ed ring and the lock serialising this process's users of it.
 struct Queue {
-	pthread_spinlock_t lock;
+	QueueLock lock;
 	RingView ring;
 	void *map;		// null when the ring lives in another queue's mapping
 	size_t map_size;
+};
+
+// A thread domain: only a promise, kept by the parent domains naming it.
+struct Td {
+	ibv_td ibtd; // first
+	std::atomic<uint32_t> users; // parent domains naming it
+};
+
+// A PD as the provider holds it: the kernel's (alloc_pd, import_pd), or a
+// parent domain (alloc_parent_domain), which names a kernel PD (and takes
+// its handle: every command sees that PD) and adds a thread domain and
+// allocators.  sroce keeps no buffers of its own in the process's memory
+// for the objects of a PD (their rings are the kernel's pages, mapped), so
+// the allocators are accepted and never called.
+struct Pd {
+	ibv_pd ibpd; // first
+	Pd *protection; // a parent domain's kernel PD; null for a kernel PD
+	Td *td;		// a parent domain's thread domain, or null
+	std::atomic<uint32_t> parents; // parent domains naming this kernel PD
 };
 
 struct Cq {
@@ -103,6 +149,15 @@ inline Qp *from_qp(ibv_qp *qp) { return from_member<Qp>(qp); }
 inline Qp *from_qp_ex(ibv_qp_ex *qp) { return from_member<Qp>(qp); }
 inline Srq *from_srq(ibv_srq *srq) { return from_member<Srq>(srq); }
 inline Ah *from_ah(ibv_ah *ah) { return from_member<Ah>(ah); }
+inline Pd *from_pd(ibv_pd *pd) { return from_member<Pd>(pd); }
+inline Td *from_td(ibv_td *td) { return from_member<Td>(td); }
+
+// True if objects of @pd are used by one thread at a time (its thread
+// domain): their queues need no lock.
+inline bool pd_single_thread(ibv_pd *pd)
+{
+	return pd && from_pd(pd)->td;
+}
 
 // A core uverbs response with sroce's driver data appended, as libibverbs
 // expects it: contiguous, the driver part starting exactly at the core
@@ -158,6 +213,10 @@ ibv_pd *alloc_pd(ibv_context *ctx);
 int dealloc_pd(ibv_pd *pd);
 ibv_pd *import_pd(ibv_context *ctx, uint32_t pd_handle);
 void unimport_pd(ibv_pd *pd);
+ibv_pd *alloc_parent_domain(ibv_context *ctx,
+			    ibv_parent_domain_init_attr *attr);
+ibv_td *alloc_td(ibv_context *ctx, ibv_td_init_attr *attr);
+int dealloc_td(ibv_td *td);
 ibv_mr *import_mr(ibv_pd *pd, uint32_t mr_handle);
 void unimport_mr(ibv_mr *mr);
 ibv_mr *reg_mr(ibv_pd *pd, void *addr, size_t length, uint64_t hca_va,

@@ -24,13 +24,13 @@ Srq *srq_alloc()
 	auto *srq = static_cast<Srq *>(calloc(1, sizeof(Srq)));
 
 	if (srq)
-		pthread_spin_init(&srq->rq.lock, PTHREAD_PROCESS_PRIVATE);
+		srq->rq.lock.init();
 	return srq;
 }
 
 void srq_free(Srq *srq)
 {
-	pthread_spin_destroy(&srq->rq.lock);
+	srq->rq.lock.destroy();
 	free(srq);
 }
 
@@ -78,6 +78,7 @@ ibv_srq *create_srq(ibv_pd *pd, ibv_srq_init_attr *attr)
 
 	if (!srq)
 		return nullptr;
+	srq->rq.lock.set_single_thread(pd_single_thread(pd));
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
 	ret = ibv_cmd_create_srq(pd, &srq->vsrq.srq, attr, &cmd, sizeof(cmd),
@@ -115,6 +116,7 @@ ibv_srq *create_srq_ex(ibv_context *ctx, ibv_srq_init_attr_ex *attr)
 	srq = srq_alloc();
 	if (!srq)
 		return nullptr;
+	srq->rq.lock.set_single_thread(pd_single_thread(attr->pd));
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
 	ret = ibv_cmd_create_srq_ex(ctx, &srq->vsrq, attr, &cmd, sizeof(cmd),

@@ -272,7 +272,7 @@ void wr_start(ibv_qp_ex *qpx)
 {
 	Qp *qp = from_qp_ex(qpx);
 
-	pthread_spin_lock(&qp->sq.lock);
+	qp->sq.lock.lock();
 	qp->wr_count = 0;
 	qp->wr_cur = nullptr;
 	if (!send_state_ok(qpx->qp_base.state)) {
@@ -294,7 +294,7 @@ int wr_complete(ibv_qp_ex *qpx)
 	if (ring)
 		qp->sq.ring.publish(qp->wr_first + qp->wr_count);
 	qp->wr_cur = nullptr;
-	pthread_spin_unlock(&qp->sq.lock);
+	qp->sq.lock.unlock();
 	// Outside the lock, as in post_send().
 	return ring ? ring_send_doorbell(qp) : err;
 }
@@ -305,7 +305,7 @@ void wr_abort(ibv_qp_ex *qpx)
 
 	qp->wr_cur = nullptr;
 	qp->wr_count = 0;
-	pthread_spin_unlock(&qp->sq.lock);
+	qp->sq.lock.unlock();
 }
 
 } // namespace

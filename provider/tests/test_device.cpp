@@ -97,7 +97,10 @@ TEST(ContextOps, MandatorySlotsAreSet)
 	// Not implemented: left NULL so libibverbs' dummies return EOPNOTSUPP.
 	EXPECT_EQ(o->alloc_dm, nullptr);
 	EXPECT_EQ(o->create_flow, nullptr);
-	EXPECT_EQ(o->alloc_parent_domain, nullptr);
+	// Parent and thread domains (pd.cpp).
+	EXPECT_NE(o->alloc_parent_domain, nullptr);
+	EXPECT_NE(o->alloc_td, nullptr);
+	EXPECT_NE(o->dealloc_td, nullptr);
 }
 
 TEST(ContextOps, FromCtxInvertsTheEmbedding)

@@ -49,8 +49,8 @@ struct FakeQp {
 		ctx.vctx.context.cmd_fd = pipefd[1];
 		ctx.doorbell_fd = -1;
 		qp = static_cast<sroce::Qp *>(calloc(1, sizeof(sroce::Qp)));
-		pthread_spin_init(&qp->sq.lock, PTHREAD_PROCESS_PRIVATE);
-		pthread_spin_init(&qp->rq.lock, PTHREAD_PROCESS_PRIVATE);
+		qp->sq.lock.init();
+		qp->rq.lock.init();
 		qp->sq.ring.attach(sq.mem, sq.info.log2_entries, sq.info.entry_size);
 		qp->rq.ring.attach(rq.mem, rq.info.log2_entries, rq.info.entry_size);
 		qp->send = { type, sroce::send_slot_max_sge(128),
@@ -547,7 +547,7 @@ struct FakeCq {
 	explicit FakeCq(uint64_t wc_flags = 0)
 	{
 		cq = static_cast<sroce::Cq *>(calloc(1, sizeof(sroce::Cq)));
-		pthread_spin_init(&cq->q.lock, PTHREAD_PROCESS_PRIVATE);
+		cq->q.lock.init();
 		cq->q.ring.attach(ring.mem, 3, 64);
 		sroce::install_poll_ops(&cq->vcq.cq_ex, wc_flags);
 	}
@@ -794,7 +794,7 @@ struct MappedCq {
 		EXPECT_EQ(ftruncate(memfd, 4096), 0);
 		ctx.vctx.context.cmd_fd = memfd;
 		cq = static_cast<sroce::Cq *>(calloc(1, sizeof(sroce::Cq)));
-		pthread_spin_init(&cq->q.lock, PTHREAD_PROCESS_PRIVATE);
+		cq->q.lock.init();
 		cq->vcq.cq.context = &ctx.vctx.context;
 		old_map = mmap(nullptr, 4096, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
