@@ -2004,6 +2004,90 @@ TEST_F(rc, imported_in_another_process)
 		TH_LOG("the child's WRITE did not land");
 }
 
+/* ---- parent and thread domains --------------------------------------------- */
+
+/*
+ * B's objects under a parent domain with a thread domain (ibv_alloc_td(),
+ * ibv_alloc_parent_domain()): a QP, an extended CQ that belongs to the
+ * parent domain, an MR registered through it; the provider takes no lock
+ * for them (the thread domain's promise).  SEND, WRITE and READ move data
+ * byte for byte.  While the parent domain exists its PD and thread domain
+ * cannot go (EBUSY); a CQ may not name a PD that is not a parent domain.
+ */
+TEST_F(rc, parent_domain_with_thread_domain)
+{
+	struct side *a = self->a, *b = self->b;
+	struct ibv_td_init_attr ta = {};
+	struct ibv_parent_domain_init_attr pa = {};
+	struct ibv_cq_init_attr_ex ca = {
+		.cqe = 256,
+		.wc_flags = IBV_WC_STANDARD_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
+	};
+	struct ibv_pd *kpd = b->pd, *parent;
+	struct ibv_cq *kcq = b->cq;
+	struct ibv_cq_ex *cq;
+	struct ibv_mr *kmr = b->mr;
+	struct ibv_td *td;
+	struct ibv_wc wc;
+
+	if (b->dev.vendor_part_id != 0x5352)
+		SKIP(return, "sroce's parent domains; %s is another device",
+		     ibv_get_device_name(b->ctx->device));
+	td = ibv_alloc_td(b->ctx, &ta);
+	ASSERT_NE(NULL, td) TH_LOG("ibv_alloc_td: %s", strerror(errno));
+	pa.pd = kpd;
+	pa.td = td;
+	parent = ibv_alloc_parent_domain(b->ctx, &pa);
+	ASSERT_NE(NULL, parent) TH_LOG("ibv_alloc_parent_domain: %s", strerror(errno));
+	EXPECT_EQ(EBUSY, ibv_dealloc_pd(kpd));
+	EXPECT_EQ(EBUSY, ibv_dealloc_td(td));
+
+	ca.parent_domain = kpd;
+	errno = 0;
+	cq = ibv_create_cq_ex(b->ctx, &ca);
+	EXPECT_EQ(NULL, cq) TH_LOG("a CQ of a PD that is not a parent domain");
+	EXPECT_EQ(EINVAL, errno);
+	if (cq)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cq));
+	ca.parent_domain = parent;
+	cq = ibv_create_cq_ex(b->ctx, &ca);
+	ASSERT_NE(NULL, cq) TH_LOG("ibv_create_cq_ex of the parent domain: %s", strerror(errno));
+
+	/* B's objects, under the parent domain, for the test's length. */
+	b->pd = parent;
+	b->cq = ibv_cq_ex_to_cq(cq);
+	b->mr = ibv_reg_mr(parent, b->buf, BUF_SZ, ALL_ACCESS);
+	ASSERT_NE(NULL, b->mr) TH_LOG("ibv_reg_mr through the parent domain: %s", strerror(errno));
+	EXPECT_EQ(parent, b->mr->pd);
+	connect_default(_metadata, self);
+
+	pattern(a->buf + SRC_OFF, 65536, 51);
+	ASSERT_EQ(0, post_recv(b, 1, DST_OFF, 65536));
+	ASSERT_EQ(0, post_simple(a, 2, IBV_WR_SEND, SRC_OFF, 65536, b, 0));
+	EXPECT_WC(a->cq, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 1, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, 65536);
+	pattern(b->buf + SRC_OFF, 65536, 52);
+	ASSERT_EQ(0, post_simple(b, 3, IBV_WR_RDMA_WRITE, SRC_OFF, 65536, a, DST_OFF));
+	EXPECT_WC(b->cq, wc, 3, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(b, SRC_OFF, a, DST_OFF, 65536);
+	ASSERT_EQ(0, post_simple(a, 4, IBV_WR_RDMA_READ, SRC_OFF + MIB, 65536, b, SRC_OFF));
+	EXPECT_WC(a->cq, wc, 4, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(b, SRC_OFF, a, SRC_OFF + MIB, 65536);
+
+	/* Users before owners: QP, CQ, MR, parent domain, thread domain. */
+	EXPECT_EQ(0, ibv_destroy_qp(b->qp));
+	b->qp = NULL;
+	EXPECT_EQ(0, ibv_destroy_cq(b->cq));
+	EXPECT_EQ(0, ibv_dereg_mr(b->mr));
+	b->cq = kcq;
+	b->mr = kmr;
+	b->pd = kpd;
+	EXPECT_EQ(0, ibv_dealloc_pd(parent));
+	EXPECT_EQ(0, ibv_dealloc_td(td));
+}
+
 /*
  * Importing checks the handle: a number that is no object of the context,
  * or a PD's handle given as an MR's, fails, and so does a command fd that
