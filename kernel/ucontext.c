@@ -99,7 +99,9 @@ out_put:
  * UVERBS_METHOD_QUERY_CONTEXT: a process importing this context
  * (ibv_import_device() on a dup of the command fd) gets what the one that
  * opened it got.  The attribute is optional for uverbs, so a caller that
- * did not ask still gets the core's answers.
+ * did not ask still gets the core's answers; a buffer longer than the
+ * struct (a newer provider's) gets it followed by zeros, a shorter one
+ * EINVAL.
  */
 int sroce_query_ucontext(struct ib_ucontext *ibuc,
 			 struct uverbs_attr_bundle *attrs)
@@ -112,10 +114,12 @@ int sroce_query_ucontext(struct ib_ucontext *ibuc,
 					     sizeof(sroce_ucontext_resp));
 }
 
+#define SROCE_UCTX_RESP_SIZE sizeof(struct sroce_alloc_ucontext_resp)
+
 ADD_UVERBS_ATTRIBUTES_SIMPLE(sroce_query_context, UVERBS_OBJECT_DEVICE,
 			     UVERBS_METHOD_QUERY_CONTEXT,
 			     UVERBS_ATTR_PTR_OUT(SROCE_ATTR_QUERY_CONTEXT_RESP,
-						 UVERBS_ATTR_TYPE(struct sroce_alloc_ucontext_resp),
+						 UVERBS_ATTR_MIN_SIZE(SROCE_UCTX_RESP_SIZE),
 						 UA_OPTIONAL));
 
 const struct uapi_definition sroce_ucontext_uapi_defs[] = {

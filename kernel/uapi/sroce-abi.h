@@ -321,7 +321,8 @@ struct sroce_doorbell {
  * sroce_alloc_ucontext_resp told the first one from UVERBS_METHOD_QUERY_CONTEXT
  * (object UVERBS_OBJECT_DEVICE) with the driver attribute
  * SROCE_ATTR_QUERY_CONTEXT_RESP, a PTR_OUT of struct
- * sroce_alloc_ucontext_resp.  A PD handle is checked with the driver method
+ * sroce_alloc_ucontext_resp (at least its size: what is longer comes back
+ * zeroed).  A PD handle is checked with the driver method
  * SROCE_METHOD_PD_QUERY on UVERBS_OBJECT_PD, whose one mandatory attribute
  * SROCE_ATTR_QUERY_PD_HANDLE (an IDR attribute, read access) names a PD of
  * the context; it answers 0, or an error for any other handle.  An MR is
