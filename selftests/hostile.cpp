@@ -27,6 +27,8 @@
  */
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+#include <sys/ioctl.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -1390,6 +1392,107 @@ void fork_case()
 	pair_destroy(p, name);
 }
 
+/* ---- importing: the driver parts of QUERY_CONTEXT and PD_QUERY ----------- */
+
+/*
+ * One uverbs method call with @n attributes, by hand: 0 or the errno.
+ * The attributes are copied back (the kernel writes into them).
+ */
+int raw_method(uint16_t object, uint16_t method, ib_uverbs_attr *attrs, unsigned int n)
+{
+	alignas(8) uint8_t buf[sizeof(ib_uverbs_ioctl_hdr) + 4 * sizeof(ib_uverbs_attr)] = {};
+	ib_uverbs_ioctl_hdr hdr = {};
+
+	hdr.length = static_cast<uint16_t>(sizeof(hdr) + n * sizeof(ib_uverbs_attr));
+	hdr.object_id = object;
+	hdr.method_id = method;
+	hdr.num_attrs = static_cast<uint16_t>(n);
+	hdr.driver_id = SROCE_DRIVER_ID;
+	std::memcpy(buf, &hdr, sizeof(hdr));
+	std::memcpy(buf + sizeof(hdr), attrs, n * sizeof(*attrs));
+	int e = ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, buf) ? errno : 0;
+	std::memcpy(attrs, buf + sizeof(hdr), n * sizeof(*attrs));
+	return e;
+}
+
+ib_uverbs_attr out_attr(uint16_t id, void *p, uint16_t len)
+{
+	ib_uverbs_attr a = {};
+
+	a.attr_id = id;
+	a.flags = UVERBS_ATTR_F_MANDATORY;
+	a.len = len;
+	a.data = reinterpret_cast<uintptr_t>(p);
+	return a;
+}
+
+/*
+ * The kernel calls a process importing a context makes
+ * (Documentation/abi.rst, "Sharing a context"), with every lie: a response
+ * buffer too short (refused, and not one byte written past what was
+ * given), unwritable, or longer (the tail zeroed); a PD check with no
+ * handle, a CQ's handle, a handle of no object.
+ */
+void import_cases()
+{
+	const std::string name = "import";
+	uint8_t buf[64];
+	ib_uverbs_attr a;
+	int e;
+
+	std::memset(buf, 0xa5, sizeof(buf));
+	a = out_attr(SROCE_ATTR_QUERY_CONTEXT_RESP, buf, 8);
+	e = raw_method(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT, &a, 1);
+	bool untouched = true;
+	for (uint8_t b : buf)
+		untouched = untouched && b == 0xa5;
+	result(e == EINVAL && untouched,
+	       name + ": QUERY_CONTEXT into 8 bytes: EINVAL, nothing written",
+	       err_str(e) + (untouched ? "" : ", buffer written"));
+
+	void *none = mmap(nullptr, pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	a = out_attr(SROCE_ATTR_QUERY_CONTEXT_RESP, none, sizeof(sroce_alloc_ucontext_resp));
+	e = none == MAP_FAILED ? errno :
+	    raw_method(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT, &a, 1);
+	result(e == EFAULT, name + ": QUERY_CONTEXT into a PROT_NONE page: EFAULT", err_str(e));
+	if (none != MAP_FAILED)
+		munmap(none, pg);
+
+	std::memset(buf, 0xa5, sizeof(buf));
+	a = out_attr(SROCE_ATTR_QUERY_CONTEXT_RESP, buf, 32);
+	e = raw_method(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT, &a, 1);
+	sroce_alloc_ucontext_resp r;
+	std::memcpy(&r, buf, sizeof(r));
+	bool tail_zero = true, beyond = true;
+	for (size_t i = sizeof(r); i < 32; i++)
+		tail_zero = tail_zero && !buf[i];
+	for (size_t i = 32; i < sizeof(buf); i++)
+		beyond = beyond && buf[i] == 0xa5;
+	result(!e && r.abi_version == SROCE_ABI_VERSION && tail_zero && beyond,
+	       name + ": QUERY_CONTEXT into 32 bytes: the response, then zeros, nothing past 32",
+	       fmt("%s, abi %u, tail %s, past %s", err_str(e).c_str(), r.abi_version,
+		   tail_zero ? "zero" : "not zero", beyond ? "untouched" : "written"));
+
+	e = raw_method(UVERBS_OBJECT_PD, SROCE_METHOD_PD_QUERY, nullptr, 0);
+	result(e == EINVAL, name + ": PD_QUERY without the handle: EINVAL", err_str(e));
+	a = {};
+	a.attr_id = SROCE_ATTR_QUERY_PD_HANDLE;
+	a.flags = UVERBS_ATTR_F_MANDATORY;
+	a.data = pd->handle;
+	e = raw_method(UVERBS_OBJECT_PD, SROCE_METHOD_PD_QUERY, &a, 1);
+	result(e == 0, name + ": PD_QUERY of this context's PD: accepted", err_str(e));
+	ibv_cq *cq = ibv_create_cq(ctx, 4, nullptr, nullptr, 0);
+	a.data = cq ? cq->handle : 0;
+	e = cq ? raw_method(UVERBS_OBJECT_PD, SROCE_METHOD_PD_QUERY, &a, 1) : errno;
+	result(e == EINVAL || e == ENOENT, name + ": PD_QUERY of a CQ's handle: refused", err_str(e));
+	if (cq)
+		ibv_destroy_cq(cq);
+	a.data = 0x7fffff00;
+	e = raw_method(UVERBS_OBJECT_PD, SROCE_METHOD_PD_QUERY, &a, 1);
+	result(e == ENOENT || e == EINVAL, name + ": PD_QUERY of a handle of no object: refused",
+	       err_str(e));
+}
+
 /* ---- the doorbell file -------------------------------------------------- */
 
 /* What write() of @len bytes at @buf into @fd answered: 0 when all taken. */
@@ -1640,6 +1743,7 @@ int main(int argc, char **argv)
 	create_qp_cmd_cases();
 	mmap_cases();
 	fork_case();
+	import_cases();
 	doorbell_file_cases();
 	final_traffic();
 
