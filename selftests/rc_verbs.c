@@ -1783,6 +1783,39 @@ TEST_F(rc, atomic_rkey_of_another_pd)
 /* ---- a shared context: ibv_import_device(), _pd(), _mr() ------------------ */
 
 /*
+ * Every way data reaches and leaves @b's buffer through its QP, PD and MR
+ * (an imported or parent domain side): A's SEND into B's receive, B's
+ * WRITE from its MR into A, A's WRITE into B's R_Key and A's READ of it,
+ * all 64 KiB, byte for byte.  @seed varies the patterns.
+ */
+static void traffic_through(struct __test_metadata *_metadata, struct side *a, struct side *b,
+			    unsigned int seed)
+{
+	struct ibv_wc wc;
+
+	pattern(a->buf + SRC_OFF, 65536, seed);
+	ASSERT_EQ(0, post_recv(b, 1, DST_OFF, 65536));
+	ASSERT_EQ(0, post_simple(a, 2, IBV_WR_SEND, SRC_OFF, 65536, b, 0));
+	EXPECT_WC(a->cq, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_WC(b->cq, wc, 1, IBV_WC_SUCCESS);
+	EXPECT_EQ(65536, wc.byte_len);
+	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, 65536);
+
+	pattern(b->buf + SRC_OFF, 65536, seed + 1);
+	ASSERT_EQ(0, post_simple(b, 3, IBV_WR_RDMA_WRITE, SRC_OFF, 65536, a, DST_OFF));
+	EXPECT_WC(b->cq, wc, 3, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(b, SRC_OFF, a, DST_OFF, 65536);
+
+	pattern(a->buf + SRC_OFF, 65536, seed + 2);
+	ASSERT_EQ(0, post_simple(a, 4, IBV_WR_RDMA_WRITE, SRC_OFF, 65536, b, DST_OFF));
+	EXPECT_WC(a->cq, wc, 4, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, 65536);
+	ASSERT_EQ(0, post_simple(a, 5, IBV_WR_RDMA_READ, SRC_OFF + MIB, 65536, b, SRC_OFF));
+	EXPECT_WC(a->cq, wc, 5, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(b, SRC_OFF, a, SRC_OFF + MIB, 65536);
+}
+
+/*
  * @b's context, PD and MR as another holder of its command fd sees them
  * (a process it was handed to with SCM_RIGHTS): ibv_import_device() on a
  * dup, then the PD and the MR by handle, and a CQ of the importer's own.
@@ -1854,27 +1887,7 @@ TEST_F(rc, imported_context_pd_and_mr_move_data)
 		return;		/* skipped */
 	self->b = b;
 	connect_default(_metadata, self);
-
-	pattern(a->buf + SRC_OFF, 65536, 31);
-	ASSERT_EQ(0, post_recv(b, 1, DST_OFF, 65536));
-	ASSERT_EQ(0, post_simple(a, 2, IBV_WR_SEND, SRC_OFF, 65536, b, 0));
-	EXPECT_WC(a->cq, wc, 2, IBV_WC_SUCCESS);
-	EXPECT_WC(b->cq, wc, 1, IBV_WC_SUCCESS);
-	EXPECT_EQ(65536, wc.byte_len);
-	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, 65536);
-
-	pattern(b->buf + SRC_OFF, 65536, 32);
-	ASSERT_EQ(0, post_simple(b, 3, IBV_WR_RDMA_WRITE, SRC_OFF, 65536, a, DST_OFF));
-	EXPECT_WC(b->cq, wc, 3, IBV_WC_SUCCESS);
-	EXPECT_SAME_BYTES(b, SRC_OFF, a, DST_OFF, 65536);
-
-	pattern(a->buf + SRC_OFF, 4096, 33);
-	ASSERT_EQ(0, post_simple(a, 4, IBV_WR_RDMA_WRITE, SRC_OFF, 4096, b, DST_OFF));
-	EXPECT_WC(a->cq, wc, 4, IBV_WC_SUCCESS);
-	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, 4096);
-	ASSERT_EQ(0, post_simple(a, 5, IBV_WR_RDMA_READ, SRC_OFF + MIB, 65536, b, SRC_OFF));
-	EXPECT_WC(a->cq, wc, 5, IBV_WC_SUCCESS);
-	EXPECT_SAME_BYTES(b, SRC_OFF, a, SRC_OFF + MIB, 65536);
+	traffic_through(_metadata, a, b, 31);
 
 	/* Closed in the order an importer would: its QP and CQ, then the rest. */
 	ibv_destroy_qp(a->qp);
@@ -2029,7 +2042,6 @@ TEST_F(rc, parent_domain_with_thread_domain)
 	struct ibv_cq_ex *cq;
 	struct ibv_mr *kmr = b->mr;
 	struct ibv_td *td;
-	struct ibv_wc wc;
 
 	if (b->dev.vendor_part_id != 0x5352)
 		SKIP(return, "sroce's parent domains; %s is another device",
@@ -2061,20 +2073,7 @@ TEST_F(rc, parent_domain_with_thread_domain)
 	ASSERT_NE(NULL, b->mr) TH_LOG("ibv_reg_mr through the parent domain: %s", strerror(errno));
 	EXPECT_EQ(parent, b->mr->pd);
 	connect_default(_metadata, self);
-
-	pattern(a->buf + SRC_OFF, 65536, 51);
-	ASSERT_EQ(0, post_recv(b, 1, DST_OFF, 65536));
-	ASSERT_EQ(0, post_simple(a, 2, IBV_WR_SEND, SRC_OFF, 65536, b, 0));
-	EXPECT_WC(a->cq, wc, 2, IBV_WC_SUCCESS);
-	EXPECT_WC(b->cq, wc, 1, IBV_WC_SUCCESS);
-	EXPECT_SAME_BYTES(a, SRC_OFF, b, DST_OFF, 65536);
-	pattern(b->buf + SRC_OFF, 65536, 52);
-	ASSERT_EQ(0, post_simple(b, 3, IBV_WR_RDMA_WRITE, SRC_OFF, 65536, a, DST_OFF));
-	EXPECT_WC(b->cq, wc, 3, IBV_WC_SUCCESS);
-	EXPECT_SAME_BYTES(b, SRC_OFF, a, DST_OFF, 65536);
-	ASSERT_EQ(0, post_simple(a, 4, IBV_WR_RDMA_READ, SRC_OFF + MIB, 65536, b, SRC_OFF));
-	EXPECT_WC(a->cq, wc, 4, IBV_WC_SUCCESS);
-	EXPECT_SAME_BYTES(b, SRC_OFF, a, SRC_OFF + MIB, 65536);
+	traffic_through(_metadata, a, b, 51);
 
 	/* Users before owners: QP, CQ, MR, parent domain, thread domain. */
 	EXPECT_EQ(0, ibv_destroy_qp(b->qp));
