@@ -321,7 +321,10 @@ if login "iscsiadm --login -I iser to $IQN at $PORTAL"; then
 	# data), reads out of the target as RDMA WRITEs: each device sends at
 	# least what fio moves its way.
 	read -r a0 b0 <<< "$(tx_bytes)"
+	ulp_recovery_mark
 	fio_verify "fio write $MIB MiB, read back, crc32c verify" "$BDEV" $MIB
+	# What a path that loses nothing made sroce resend (noted, not checked).
+	ulp_recovery_moved "no loss"
 	read -r a1 b1 <<< "$(tx_bytes)"
 	check_ge "$DEV_A sent the $MIB MiB fio wrote (tx_bytes +$((a1 - a0)))" $((MIB << 20)) $((a1 - a0))
 	check_ge "$DEV_B sent the $MIB MiB fio read (tx_bytes +$((b1 - b0)))" $((MIB << 20)) $((b1 - b0))

@@ -817,8 +817,7 @@ ulp_lossy_on() {
 		return 1
 	fi
 	_lossy_label=$1
-	declare -gA _lossy0=()
-	for c in $_LOSSY_SHOWN req_retry_exceeded; do _lossy0[$c]=$(_ulp_ctr_sum $c); done
+	ulp_recovery_mark
 }
 # what ulp_lossy_off reports of the lossy step, both devices together
 _LOSSY_SHOWN="req_retransmits req_probes req_timeouts req_empty_resends comp_naks_seq comp_naks_fatal comp_out_of_order comp_rnr_naks comp_ghosts resp_duplicates resp_fatal_naks resp_dropped"
@@ -827,22 +826,39 @@ _ulp_ctr_sum() {
 	echo $(($(port_attr $DEV_A "hw_counters/$1") + $(port_attr $DEV_B "hw_counters/$1")))
 }
 
+# ulp_recovery_mark: note sroce's recovery counters (_LOSSY_SHOWN and
+# req_retry_exceeded, both devices together) for ulp_recovery_moved
+ulp_recovery_mark() {
+	local c
+	declare -gA _lossy0=()
+	for c in $_LOSSY_SHOWN req_retry_exceeded; do _lossy0[$c]=$(_ulp_ctr_sum $c); done
+}
+
+# ulp_recovery_moved LABEL: one diagnostic line, how far each recovery
+# counter moved since ulp_recovery_mark; the moves are left in the
+# associative array _lossy_d
+ulp_recovery_moved() {
+	local c line=''
+	declare -gA _lossy_d=()
+	for c in $_LOSSY_SHOWN req_retry_exceeded; do
+		_lossy_d[$c]=$(($(_ulp_ctr_sum $c) - _lossy0[$c]))
+	done
+	for c in $_LOSSY_SHOWN; do line+=" $c +${_lossy_d[$c]}"; done
+	diag "$1:$line"
+}
+
 # ulp_lossy_off: the netem qdiscs removed; the losses were met and
 # repaired: sroce retransmitted, and no QP ran out of retries (which would
 # have put it in the error state and left the ULP to reconnect).  Two checks,
 # named after ulp_lossy_on's LABEL.
 ulp_lossy_off() {
-	local c line='' label=$_lossy_label
-	declare -A d=()
+	local label=$_lossy_label
 	tc qdisc del dev $VETH_A root
 	tc qdisc del dev $VETH_B root
-	for c in $_LOSSY_SHOWN req_retry_exceeded; do
-		d[$c]=$(($(_ulp_ctr_sum $c) - _lossy0[$c]))
-	done
-	for c in $_LOSSY_SHOWN; do line+=" $c +${d[$c]}"; done
-	diag "$label:$line"
-	check "$label: sroce retransmitted (${d[req_retransmits]} packets)" test ${d[req_retransmits]} -gt 0
-	check_eq "$label: no QP ran out of retries" 0 ${d[req_retry_exceeded]}
+	ulp_recovery_moved "$label"
+	check "$label: sroce retransmitted (${_lossy_d[req_retransmits]} packets)" \
+		test ${_lossy_d[req_retransmits]} -gt 0
+	check_eq "$label: no QP ran out of retries" 0 ${_lossy_d[req_retry_exceeded]}
 }
 
 # ulp_delete_links WHAT SECS DEV...: delete the devices DEV while the ULP is
