@@ -35,11 +35,27 @@ void zfree(T *p)
 	free(p);
 }
 
+Pd *pd_alloc()
+{
+	Pd *pd = zalloc<Pd>();
+
+	if (pd)
+		pd->refs.store(1, std::memory_order_relaxed);
+	return pd;
+}
+
 } // namespace
+
+// Drop a reference to a kernel PD's struct (Pd::refs).
+void pd_put(Pd *pd)
+{
+	if (pd->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+		zfree(pd);
+}
 
 ibv_pd *alloc_pd(ibv_context *ctx)
 {
-	auto *pd = zalloc<Pd>();
+	auto *pd = pd_alloc();
 	sroce_cmd_alloc_pd cmd;
 	ib_uverbs_alloc_pd_resp resp;
 	int ret;
@@ -66,13 +82,13 @@ int dealloc_pd(ibv_pd *ibpd)
 	Pd *pd = from_pd(ibpd);
 
 	if (pd->protection) {
-		pd->protection->parents.fetch_sub(1, std::memory_order_relaxed);
+		pd_put(pd->protection);
 		if (pd->td)
 			pd->td->users.fetch_sub(1, std::memory_order_relaxed);
 		zfree(pd);
 		return 0;
 	}
-	if (pd->parents.load(std::memory_order_relaxed))
+	if (pd->refs.load(std::memory_order_relaxed) > 1)
 		return EBUSY;
 	if (int ret = ibv_cmd_dealloc_pd(ibpd))
 		return ret;
@@ -93,7 +109,7 @@ ibv_pd *import_pd(ibv_context *ctx, uint32_t pd_handle)
 			 &attr, 1))
 		return nullptr;
 
-	auto *pd = zalloc<Pd>();
+	auto *pd = pd_alloc();
 	if (!pd)
 		return nullptr;
 	pd->ibpd.context = ctx;
@@ -101,10 +117,12 @@ ibv_pd *import_pd(ibv_context *ctx, uint32_t pd_handle)
 	return &pd->ibpd;
 }
 
-// The kernel PD stays: its owner deallocates it.
+// The kernel PD stays: its owner deallocates it.  Unimporting cannot
+// refuse, so a parent domain still naming the PD keeps our struct until
+// that parent domain goes.
 void unimport_pd(ibv_pd *pd)
 {
-	zfree(from_pd(pd));
+	pd_put(from_pd(pd));
 }
 
 ibv_pd *alloc_parent_domain(ibv_context *ctx,
@@ -128,13 +146,13 @@ ibv_pd *alloc_parent_domain(ibv_context *ctx,
 		return nullptr;
 	}
 
-	auto *pd = zalloc<Pd>();
+	auto *pd = pd_alloc();
 	if (!pd)
 		return nullptr;
 	pd->ibpd.context = ctx;
 	pd->ibpd.handle = attr->pd->handle;
 	pd->protection = from_pd(attr->pd);
-	pd->protection->parents.fetch_add(1, std::memory_order_relaxed);
+	pd->protection->refs.fetch_add(1, std::memory_order_relaxed);
 	if (attr->td) {
 		pd->td = from_td(attr->td);
 		pd->td->users.fetch_add(1, std::memory_order_relaxed);

@@ -85,7 +85,10 @@ struct Pd {
 	ibv_pd ibpd; // first
 	Pd *protection; // a parent domain's kernel PD; null for a kernel PD
 	Td *td;		// a parent domain's thread domain, or null
-	std::atomic<uint32_t> parents; // parent domains naming this kernel PD
+	// A kernel PD's struct: one reference of its own, until it is
+	// deallocated or unimported, and one per parent domain naming it;
+	// the last one frees it.
+	std::atomic<uint32_t> refs;
 };
 
 struct Cq {
@@ -213,6 +216,7 @@ ibv_pd *alloc_pd(ibv_context *ctx);
 int dealloc_pd(ibv_pd *pd);
 ibv_pd *import_pd(ibv_context *ctx, uint32_t pd_handle);
 void unimport_pd(ibv_pd *pd);
+void pd_put(Pd *pd);
 ibv_pd *alloc_parent_domain(ibv_context *ctx,
 			    ibv_parent_domain_init_attr *attr);
 ibv_td *alloc_td(ibv_context *ctx, ibv_td_init_attr *attr);

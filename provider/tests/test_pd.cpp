@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 
 #include "sroce.h"
 
@@ -20,6 +22,7 @@ struct Domains : ::testing::Test {
 	{
 		kpd.ibpd.context = &ctx;
 		kpd.ibpd.handle = 7;
+		kpd.refs = 1; // its own, as alloc_pd leaves it
 	}
 
 	ibv_pd *parent(ibv_td *td = nullptr, uint32_t comp_mask = 0)
@@ -42,11 +45,33 @@ TEST_F(Domains, ParentStandsForItsKernelPd)
 	EXPECT_EQ(p->handle, 7u); // every command sees the kernel PD
 	EXPECT_EQ(sroce::from_pd(p)->protection, &kpd);
 	EXPECT_FALSE(sroce::pd_single_thread(p)); // no thread domain
-	EXPECT_EQ(kpd.parents.load(), 1u);
+	EXPECT_EQ(kpd.refs.load(), 2u);
 	// The kernel PD stays while a parent domain names it.
 	EXPECT_EQ(sroce::dealloc_pd(&kpd.ibpd), EBUSY);
 	EXPECT_EQ(sroce::dealloc_pd(p), 0);
-	EXPECT_EQ(kpd.parents.load(), 0u);
+	EXPECT_EQ(kpd.refs.load(), 1u);
+}
+
+// ibv_unimport_pd() cannot refuse: a parent domain naming the imported PD
+// keeps the provider's struct until the parent domain goes.
+TEST_F(Domains, UnimportedPdLivesWhileAParentNamesIt)
+{
+	void *mem = calloc(1, sizeof(sroce::Pd));
+	ASSERT_NE(mem, nullptr);
+	auto *imp = new (mem) sroce::Pd{};
+	imp->ibpd.context = &ctx;
+	imp->ibpd.handle = 9;
+	imp->refs = 1;
+
+	ibv_parent_domain_init_attr a{};
+	a.pd = &imp->ibpd;
+	ibv_pd *p = sroce::alloc_parent_domain(&ctx, &a);
+	ASSERT_NE(p, nullptr);
+	EXPECT_EQ(p->handle, 9u);
+	sroce::unimport_pd(&imp->ibpd);
+	EXPECT_EQ(imp->refs.load(), 1u); // still there: the parent's reference
+	EXPECT_EQ(sroce::from_pd(p)->protection, imp);
+	EXPECT_EQ(sroce::dealloc_pd(p), 0); // frees both (ASan/valgrind would see a leak)
 }
 
 TEST_F(Domains, ThreadDomainMakesQueuesSingleThreaded)
@@ -105,7 +130,7 @@ TEST_F(Domains, BadAttributesAreRefused)
 	EXPECT_EQ(sroce::alloc_td(&ctx, &ta), nullptr);
 	EXPECT_EQ(errno, EINVAL);
 	EXPECT_EQ(sroce::dealloc_pd(p), 0);
-	EXPECT_EQ(kpd.parents.load(), 0u);
+	EXPECT_EQ(kpd.refs.load(), 1u);
 }
 
 TEST(QueueLock, ElidedOnlyWhenSingleThreaded)
