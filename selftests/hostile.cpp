@@ -1395,24 +1395,12 @@ void fork_case()
 /* ---- importing: the driver parts of QUERY_CONTEXT and PD_QUERY ----------- */
 
 /*
- * One uverbs method call with @n attributes, by hand: 0 or the errno.
- * The attributes are copied back (the kernel writes into them).
+ * One uverbs method call with @n attributes, laid out by the provider's
+ * own uverbs_ioctl(): 0 or the errno.
  */
 int raw_method(uint16_t object, uint16_t method, ib_uverbs_attr *attrs, unsigned int n)
 {
-	alignas(8) uint8_t buf[sizeof(ib_uverbs_ioctl_hdr) + 4 * sizeof(ib_uverbs_attr)] = {};
-	ib_uverbs_ioctl_hdr hdr = {};
-
-	hdr.length = static_cast<uint16_t>(sizeof(hdr) + n * sizeof(ib_uverbs_attr));
-	hdr.object_id = object;
-	hdr.method_id = method;
-	hdr.num_attrs = static_cast<uint16_t>(n);
-	hdr.driver_id = SROCE_DRIVER_ID;
-	std::memcpy(buf, &hdr, sizeof(hdr));
-	std::memcpy(buf + sizeof(hdr), attrs, n * sizeof(*attrs));
-	int e = ioctl(ctx->cmd_fd, RDMA_VERBS_IOCTL, buf) ? errno : 0;
-	std::memcpy(attrs, buf + sizeof(hdr), n * sizeof(*attrs));
-	return e;
+	return sroce::uverbs_ioctl(ctx->cmd_fd, object, method, attrs, n) ? errno : 0;
 }
 
 ib_uverbs_attr out_attr(uint16_t id, void *p, uint16_t len)

@@ -165,98 +165,75 @@ constinit const verbs_context_ops ops = make_ops();
 
 } // namespace
 
-verbs_context *context_alloc(ibv_device *ibdev, int cmd_fd, void *)
+namespace {
+
+// The two ways to a context, an open and an import, share their first
+// steps and their last.  The allocation is zeroed, not constructed.
+Context *context_new(ibv_device *ibdev, int cmd_fd)
 {
 	// Context::vctx is at offset 0, so the "offset pointer" is null.
 	static_assert(offsetof(Context, vctx) == 0);
 	auto *ctx = static_cast<Context *>(_verbs_init_and_alloc_context(
 		ibdev, cmd_fd, sizeof(Context), nullptr, SROCE_DRIVER_ID));
+	if (ctx)
+		ctx->doorbell_fd = -1;
+	return ctx;
+}
+
+// The kernel accepted the context: its own doorbell file, then the ops.
+verbs_context *context_finish(Context *ctx)
+{
+	ctx->doorbell_fd = open_doorbell_file(ctx->vctx.context.cmd_fd);
+	verbs_set_ops(&ctx->vctx, &ops);
+	return &ctx->vctx;
+}
+
+// A failed open or import; as libibverbs expects, it consumes the command
+// fd (verbs_uninit_context() closes it) and leaves @err in errno.
+verbs_context *context_fail(Context *ctx, int err)
+{
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+	errno = err;
+	return nullptr;
+}
+
+} // namespace
+
+verbs_context *context_alloc(ibv_device *ibdev, int cmd_fd, void *)
+{
+	Context *ctx = context_new(ibdev, cmd_fd);
 	if (!ctx)
 		return nullptr;
-	ctx->doorbell_fd = -1; // the allocation is zeroed, not constructed
 
 	sroce_cmd_get_context cmd;
 	DrvResp<ib_uverbs_get_context_resp, sroce_alloc_ucontext_resp> resp;
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
-	if (ibv_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd), resp.core(),
-				sizeof(resp)))
-		goto err;
-
-	if (int err = set_context(ctx, resp.drv())) {
-		errno = err;
-		goto err;
-	}
-	ctx->doorbell_fd = open_doorbell_file(cmd_fd);
-
-	verbs_set_ops(&ctx->vctx, &ops);
-	return &ctx->vctx;
-
-err:
-	{
-		int saved = errno;
-
-		verbs_uninit_context(&ctx->vctx);
-		free(ctx);
-		errno = saved;
-	}
-	return nullptr;
+	int err = ibv_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd),
+				      resp.core(), sizeof(resp));
+	if (!err)
+		err = set_context(ctx, resp.drv());
+	if (err)
+		return context_fail(ctx, err);
+	return context_finish(ctx);
 }
 
 // ibv_import_device(): the context another holder of the command fd
 // opened, with a doorbell file of our own (sroce-abi.h, "Sharing a
-// context").  As at an open, a failure consumes cmd_fd
-// (verbs_uninit_context() closes it).
+// context").
 verbs_context *context_import(ibv_device *ibdev, int cmd_fd)
 {
-	auto *ctx = static_cast<Context *>(_verbs_init_and_alloc_context(
-		ibdev, cmd_fd, sizeof(Context), nullptr, SROCE_DRIVER_ID));
+	Context *ctx = context_new(ibdev, cmd_fd);
 	if (!ctx)
 		return nullptr;
-	ctx->doorbell_fd = -1;
 
 	int err = ibv_cmd_query_context(&ctx->vctx.context, nullptr);
 	if (!err)
 		err = query_context_resp(ctx);
-	if (err) {
-		verbs_uninit_context(&ctx->vctx);
-		free(ctx);
-		errno = err;
-		return nullptr;
-	}
-	ctx->doorbell_fd = open_doorbell_file(cmd_fd);
-	verbs_set_ops(&ctx->vctx, &ops);
-	return &ctx->vctx;
-}
-
-// A driver method (or a driver attribute of a core one) called directly:
-// header and attributes laid out in one buffer as the kernel reads them
-// (ib_uverbs_ioctl_hdr ends in a flexible array); the attributes are
-// copied back, as the kernel writes results (an FD's number) into them.
-int uverbs_ioctl(int cmd_fd, uint16_t object, uint16_t method,
-		 ib_uverbs_attr *attrs, unsigned int num_attrs)
-{
-	constexpr unsigned int max_attrs = 4;
-	alignas(8) uint8_t buf[sizeof(ib_uverbs_ioctl_hdr) +
-			       max_attrs * sizeof(ib_uverbs_attr)];
-	ib_uverbs_ioctl_hdr hdr{};
-	size_t len = sizeof(hdr) + num_attrs * sizeof(ib_uverbs_attr);
-
-	if (num_attrs > max_attrs) {
-		errno = EINVAL;
-		return -1;
-	}
-	hdr.length = static_cast<uint16_t>(len);
-	hdr.object_id = object;
-	hdr.method_id = method;
-	hdr.num_attrs = static_cast<uint16_t>(num_attrs);
-	hdr.driver_id = SROCE_DRIVER_ID;
-	memcpy(buf, &hdr, sizeof(hdr));
-	memcpy(buf + sizeof(hdr), attrs, num_attrs * sizeof(ib_uverbs_attr));
-	if (ioctl(cmd_fd, RDMA_VERBS_IOCTL, buf))
-		return -1;
-	memcpy(attrs, buf + sizeof(hdr), num_attrs * sizeof(ib_uverbs_attr));
-	return 0;
+	if (err)
+		return context_fail(ctx, err);
+	return context_finish(ctx);
 }
 
 const verbs_context_ops *context_ops()

@@ -44,14 +44,14 @@ Pd *pd_alloc()
 	return pd;
 }
 
-} // namespace
-
 // Drop a reference to a kernel PD's struct (Pd::refs).
 void pd_put(Pd *pd)
 {
 	if (pd->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
 		zfree(pd);
 }
+
+} // namespace
 
 ibv_pd *alloc_pd(ibv_context *ctx)
 {

@@ -200,9 +200,11 @@ const verbs_device_ops *device_ops();
 verbs_context *context_alloc(ibv_device *ibdev, int cmd_fd,
 			     void *private_data);
 verbs_context *context_import(ibv_device *ibdev, int cmd_fd);
+const verbs_context_ops *context_ops();
+
+// uverbs_ioctl.cpp: -1 and errno on failure
 int uverbs_ioctl(int cmd_fd, uint16_t object, uint16_t method,
 		 ib_uverbs_attr *attrs, unsigned int num_attrs);
-const verbs_context_ops *context_ops();
 
 // queue.cpp
 int queue_map(Queue *q, ibv_context *ctx, const sroce_ring_info &info,
@@ -216,7 +218,6 @@ ibv_pd *alloc_pd(ibv_context *ctx);
 int dealloc_pd(ibv_pd *pd);
 ibv_pd *import_pd(ibv_context *ctx, uint32_t pd_handle);
 void unimport_pd(ibv_pd *pd);
-void pd_put(Pd *pd);
 ibv_pd *alloc_parent_domain(ibv_context *ctx,
 			    ibv_parent_domain_init_attr *attr);
 ibv_td *alloc_td(ibv_context *ctx, ibv_td_init_attr *attr);
