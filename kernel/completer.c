@@ -473,6 +473,11 @@ static void sroce_comp_read_resp(struct sroce_qp *qp,
 	}
 
 	status = sroce_comp_copy_payload(qp, swqe, offset, skb, len);
+	if (status == SROCE_WC_PAGE_FAULT) {
+		/* Not placed: asked for again once the pages are in. */
+		atomic64_inc(&qp->sdev->stats.comp_dropped);
+		return;
+	}
 	if (status != IB_WC_SUCCESS) {
 		sroce_req_fail(qp, qp->req.tail, status);
 		return;
@@ -500,6 +505,11 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp,
 	orig = be64_to_cpu(atmack->orig);
 	status = sroce_swqe_copy_sges(qp, swqe, 0, &orig, sizeof(orig),
 				      SROCE_TO_MR);
+	if (status == SROCE_WC_PAGE_FAULT) {
+		/* The atomic is replayed for its resend (the same answer). */
+		atomic64_inc(&qp->sdev->stats.comp_dropped);
+		return;
+	}
 	if (status != IB_WC_SUCCESS) {
 		sroce_req_fail(qp, qp->req.tail, status);
 		return;

@@ -16,6 +16,7 @@
 #include "doorbell.h"
 #include "mcast.h"
 #include "mr.h"
+#include "odp.h"
 #include "mw.h"
 #include "net.h"
 #include "rx_hook.h"
@@ -198,6 +199,7 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.uverbs_abi_ver = SROCE_ABI_VERSION,
 
 	.alloc_hw_port_stats = sroce_alloc_hw_port_stats,
+	.advise_mr = sroce_advise_mr,
 	.alloc_mr = sroce_alloc_mr,
 	.alloc_mw = sroce_alloc_mw,
 	.alloc_pd = sroce_alloc_pd,
@@ -290,7 +292,17 @@ static void sroce_init_attr(struct sroce_dev *sdev)
 				 SROCE_DEVICE_ATOMIC_WRITE;
 	attr->max_mw = min_t(u32, max_mr, SROCE_MAX_MR); /* shared with MRs */
 	attr->max_fast_reg_page_list_len = SROCE_MAX_FRMR_PAGES;
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	/*
+	 * On-demand paging (odp.c): RC in every role; UD as a sender (a
+	 * UD receive into pages not present is dropped, as a NIC's is).
+	 */
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
+	attr->odp_caps.general_caps = IB_ODP_SUPPORT;
+	attr->odp_caps.per_transport_caps.rc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+		IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
+	attr->odp_caps.per_transport_caps.ud_odp_caps = IB_ODP_SUPPORT_SEND;
 	attr->max_send_sge = SROCE_MAX_SGE;
 	attr->max_recv_sge = SROCE_MAX_SGE;
 	attr->max_sge_rd = SROCE_MAX_SGE_RD;

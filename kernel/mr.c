@@ -9,6 +9,7 @@
 #include <linux/slab.h>
 
 #include "mr.h"
+#include "odp.h"
 
 /* Access flags sroce implements; optional hints are ignored. */
 #define SROCE_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
@@ -74,6 +75,11 @@ int sroce_mr_publish(struct sroce_dev *sdev, struct sroce_mr *mr)
 
 static void sroce_mr_destroy(struct sroce_dev *sdev, struct sroce_mr *mr)
 {
+	if (mr->type == SROCE_MR_ODP) {
+		sroce_odp_fini(mr);
+		if (mr->umem)
+			atomic_dec(&sdev->num_odp_mr);
+	}
 	kvfree(mr->pages);
 	kvfree(mr->page_list);
 	if (mr->umem)
@@ -137,12 +143,24 @@ static struct sroce_mr *sroce_user_mr_create(struct ib_pd *ibpd, u64 start,
 	struct sroce_mr *mr;
 	int err;
 
-	err = sroce_mr_check_access(sdev, access);
+	/* On demand is a kind of user MR (odp.c), not an access right. */
+	err = sroce_mr_check_access(sdev, access & ~IB_ACCESS_ON_DEMAND);
 	if (err)
 		return ERR_PTR(err);
 	/* max_mr_size is U64_MAX: only a range that wraps is too long. */
 	if (!length || iova + length < iova)
 		return ERR_PTR(-EINVAL);
+
+	if (access & IB_ACCESS_ON_DEMAND) {
+		mr = sroce_mr_new(sdev, SROCE_MR_ODP, access);
+		if (IS_ERR(mr))
+			return mr;
+		err = sroce_odp_init(mr, ibpd->device, start, length, access);
+		if (err)
+			goto err_destroy;
+		atomic_inc(&sdev->num_odp_mr);
+		goto done;
+	}
 
 	mr = sroce_mr_new(sdev, SROCE_MR_USER, access);
 	if (IS_ERR(mr))
@@ -157,7 +175,7 @@ static struct sroce_mr *sroce_user_mr_create(struct ib_pd *ibpd, u64 start,
 	err = sroce_mr_collect_pages(mr);
 	if (err)
 		goto err_destroy;
-
+done:
 	mr->ibmr.iova = iova;
 	mr->ibmr.length = length;
 	mr->ibmr.page_size = PAGE_SIZE;
@@ -210,6 +228,10 @@ struct ib_mr *sroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 
 	if (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD |
 		      IB_MR_REREG_ACCESS))
+		return ERR_PTR(-EOPNOTSUPP);
+	/* Neither re-registering an ODP MR nor making one of a pinned MR. */
+	if (mr->type == SROCE_MR_ODP ||
+	    ((flags & IB_MR_REREG_ACCESS) && (access & IB_ACCESS_ON_DEMAND)))
 		return ERR_PTR(-EOPNOTSUPP);
 	if (mr->type != SROCE_MR_USER)
 		return ERR_PTR(-EINVAL);
@@ -466,8 +488,8 @@ struct page *sroce_mr_user_page(struct sroce_mr *mr, u64 iova,
  * Copy @len bytes between @buf and @mr at @iova.  The range must have been
  * validated with sroce_mr_check().
  */
-void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
-		   enum sroce_copy_dir dir)
+int sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
+		  enum sroce_copy_dir dir)
 {
 	u64 off;
 
@@ -478,8 +500,10 @@ void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 			memcpy(va, buf, len);
 		else
 			memcpy(buf, va, len);
-		return;
+		return 0;
 	}
+	if (mr->type == SROCE_MR_ODP)
+		return sroce_odp_copy(mr, iova, buf, len, dir);
 
 	if (mr->type == SROCE_MR_FAST_REG) {
 		u32 shift = ilog2(mr->ibmr.page_size);
@@ -493,7 +517,7 @@ void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 
 			/* Within ibmr's range (checked), so within the list. */
 			if (WARN_ON_ONCE(idx >= mr->nmapped))
-				return;
+				return 0;
 			va = (void *)(uintptr_t)(mr->page_list[idx] + poff);
 			if (dir == SROCE_TO_MR)
 				memcpy(va, buf, chunk);
@@ -503,7 +527,7 @@ void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 			iova += chunk;
 			len -= chunk;
 		}
-		return;
+		return 0;
 	}
 
 	off = iova - mr->ibmr.iova + mr->first_offset;
@@ -522,6 +546,7 @@ void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
 		off += chunk;
 		len -= chunk;
 	}
+	return 0;
 }
 
 /*
@@ -531,9 +556,10 @@ void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
  * sroce_mr_check().  A user MR whose iova was chosen apart from its
  * buffer's alignment puts the word at an unaligned address, and a
  * fast-registration MR's pages are read by kernel consumers only: both
- * get a copy.
+ * get a copy, as does an ODP MR (under the lock its invalidation takes).
+ * Returns sroce_mr_copy()'s errors.
  */
-void sroce_mr_store_u64(struct sroce_mr *mr, u64 iova, u64 val)
+int sroce_mr_store_u64(struct sroce_mr *mr, u64 iova, u64 val)
 {
 	unsigned int poff;
 	struct page *page;
@@ -542,16 +568,16 @@ void sroce_mr_store_u64(struct sroce_mr *mr, u64 iova, u64 val)
 	if (mr->type == SROCE_MR_DMA) {
 		/* After the stores before it; pairs with the reader's load. */
 		smp_store_release((u64 *)(uintptr_t)iova, val);
-		return;
+		return 0;
 	}
 	page = sroce_mr_user_page(mr, iova, &poff);
 	if (!page || !IS_ALIGNED(poff, sizeof(val))) {
 		smp_mb();	/* the earlier stores first, as below */
-		sroce_mr_copy(mr, iova, &val, sizeof(val), SROCE_TO_MR);
-		return;
+		return sroce_mr_copy(mr, iova, &val, sizeof(val), SROCE_TO_MR);
 	}
 	va = kmap_local_page(page);
 	/* After the stores before it; pairs with the reader's load. */
 	smp_store_release((u64 *)(va + poff), val);
 	kunmap_local(va);
+	return 0;
 }

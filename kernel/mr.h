@@ -19,6 +19,7 @@
 
 #include <linux/completion.h>
 #include <linux/refcount.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
 
 #include "sroce.h"
@@ -28,6 +29,7 @@ enum sroce_mr_type {
 	SROCE_MR_USER,		/* pinned user pages */
 	SROCE_MR_FAST_REG,	/* kernel page list, registered by REG_MR */
 	SROCE_MR_MW,		/* a memory window (mw.h): a key, no memory */
+	SROCE_MR_ODP,		/* user pages on demand, not pinned (odp.h) */
 };
 
 /* Longest page list of a fast-registration MR. */
@@ -43,7 +45,7 @@ struct sroce_mr {
 	u32 key;
 	enum sroce_mr_type type;
 	int access;			/* IB_ACCESS_* */
-	struct ib_umem *umem;		/* SROCE_MR_USER */
+	struct ib_umem *umem;		/* SROCE_MR_USER, an ib_umem_odp's: ODP */
 	struct page **pages;		/* SROCE_MR_USER, one per PAGE_SIZE */
 	unsigned long npages;
 	unsigned int first_offset;	/* offset of ibmr.iova in pages[0] */
@@ -68,6 +70,16 @@ struct sroce_mr {
 	bool mw_dead;		/* window deallocated: binds refused */
 	u32 mw_qpn;
 	struct sroce_mr *parent;
+	/*
+	 * SROCE_MR_ODP (odp.c): odp_lock orders datapath copies against
+	 * the MMU notifier's invalidation, and guards the range the fault
+	 * work item is asked to fault in next (and its last error).
+	 */
+	spinlock_t odp_lock;
+	struct work_struct odp_work;
+	u64 fault_start, fault_end;
+	bool fault_write;
+	int fault_err;
 	refcount_t ref;
 	struct completion released;	/* ref reached zero */
 	struct rcu_head rcu;
@@ -126,9 +138,28 @@ enum sroce_copy_dir {
 	SROCE_FROM_MR,
 };
 
-void sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
-		   enum sroce_copy_dir dir);
-void sroce_mr_store_u64(struct sroce_mr *mr, u64 iova, u64 val);
+/*
+ * The datapath's access to MR memory.  0, or for an ODP MR -EAGAIN while
+ * its pages are faulted in and -EFAULT when they cannot be (odp.h); the
+ * other MR types always succeed.
+ */
+int sroce_mr_copy(struct sroce_mr *mr, u64 iova, void *buf, u32 len,
+		  enum sroce_copy_dir dir);
+int sroce_mr_store_u64(struct sroce_mr *mr, u64 iova, u64 val);
+int sroce_odp_ready(struct sroce_mr *mr, u64 iova, u64 len, bool write);
+
+/*
+ * Before a request uses [@iova, @iova + @len) of @mr (checked): present,
+ * or being faulted in (-EAGAIN) for an ODP MR.  Other MRs always are.
+ */
+static inline int sroce_mr_ready(struct sroce_mr *mr, u64 iova, u64 len,
+				 bool write)
+{
+	if (likely(mr->type != SROCE_MR_ODP))
+		return 0;
+	return sroce_odp_ready(mr, iova, len, write);
+}
+
 struct page *sroce_mr_user_page(struct sroce_mr *mr, u64 iova,
 				unsigned int *poff);
 

@@ -444,8 +444,13 @@ static int sroce_qp_check_attr(struct sroce_qp *qp,
 		return -EINVAL;
 	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
 		return -EINVAL;
+	/*
+	 * Local write and on demand mean nothing for a QP, but consumers
+	 * pass their MR's flags (rdma-core's test_odp): accepted, ignored.
+	 */
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
-	    (attr->qp_access_flags & ~(SROCE_QP_ACCESS | IB_ACCESS_LOCAL_WRITE)))
+	    (attr->qp_access_flags & ~(SROCE_QP_ACCESS | IB_ACCESS_LOCAL_WRITE |
+				       IB_ACCESS_ON_DEMAND)))
 		return -EINVAL;
 	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SROCE_MCAST_QPN)
 		return -EINVAL;

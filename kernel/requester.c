@@ -53,6 +53,7 @@
 #include "cq.h"
 #include "mr.h"
 #include "mw.h"
+#include "odp.h"
 #include "opcode.h"
 #include "pkt.h"
 #include "psn.h"
@@ -316,6 +317,7 @@ enum ib_wc_status sroce_swqe_copy_sges(struct sroce_qp *qp,
 	for (i = 0; i < swqe->num_sge && len; i++) {
 		struct sroce_mr *mr;
 		u32 chunk;
+		int err;
 
 		if (offset >= sge[i].length) {
 			offset -= sge[i].length;
@@ -330,8 +332,11 @@ enum ib_wc_status sroce_swqe_copy_sges(struct sroce_qp *qp,
 			sroce_mr_put(mr);
 			return IB_WC_LOC_PROT_ERR;
 		}
-		sroce_mr_copy(mr, sge[i].addr + offset, buf, chunk, dir);
+		err = sroce_mr_copy(mr, sge[i].addr + offset, buf, chunk, dir);
 		sroce_mr_put(mr);
+		if (err)
+			return err == -EAGAIN ? SROCE_WC_PAGE_FAULT :
+						IB_WC_LOC_PROT_ERR;
 		buf += chunk;
 		len -= chunk;
 		offset = 0;
@@ -969,6 +974,34 @@ static void sroce_req_batch_refused(struct sroce_qp *qp,
 		sroce_req_send_from(qp, batch->lost_psn);
 }
 
+/*
+ * Before the first packet of a WQE (not again for its resends): fault in
+ * whatever on-demand paged memory (odp.c) it reads, or a READ or atomic
+ * writes, so that neither its packets nor its responses meet a missing
+ * page.  Costs nothing while the device has no ODP MR.
+ */
+static enum ib_wc_status sroce_swqe_prefault(struct sroce_qp *qp,
+					     struct sroce_swqe *swqe)
+{
+	bool write = sroce_swqe_needs_response(swqe);
+	struct sroce_sge *sge = sroce_swqe_sges(swqe);
+	unsigned int i;
+
+	if (likely(!atomic_read(&qp->sdev->num_odp_mr)) ||
+	    (swqe->flags & SROCE_SEND_INLINE))
+		return IB_WC_SUCCESS;
+	for (i = 0; i < swqe->num_sge; i++) {
+		int err = sroce_odp_prefault(qp->sdev, qp->ibqp.pd,
+					     sge[i].lkey, sge[i].addr,
+					     sge[i].length, write);
+
+		if (err)
+			return err == -EAGAIN ? SROCE_WC_PAGE_FAULT :
+						IB_WC_LOC_PROT_ERR;
+	}
+	return IB_WC_SUCCESS;
+}
+
 static enum sroce_req_step sroce_req_send(struct sroce_qp *qp)
 {
 	struct sroce_requester *req = &qp->req;
@@ -985,11 +1018,18 @@ static enum sroce_req_step sroce_req_send(struct sroce_qp *qp)
 		return SROCE_REQ_STOPPED;
 	}
 
-	skb = sroce_req_build(qp, swqe, req->psn, 0, &status);
-	if (!skb)
-		return SROCE_REQ_NOMEM;
+	if (req->psn == swqe->first_psn && req->psn == req->psn_max)
+		status = sroce_swqe_prefault(qp, swqe);
+	if (status == IB_WC_SUCCESS) {
+		skb = sroce_req_build(qp, swqe, req->psn, 0, &status);
+		if (!skb)
+			return SROCE_REQ_NOMEM;
+		if (status != IB_WC_SUCCESS)
+			kfree_skb(skb);
+	}
+	if (status == SROCE_WC_PAGE_FAULT)
+		return SROCE_REQ_NOMEM;		/* odp.c: faulting pages in */
 	if (status != IB_WC_SUCCESS) {
-		kfree_skb(skb);
 		sroce_req_local_error(qp, req->cur, status);
 		return SROCE_REQ_STOPPED;
 	}

@@ -363,6 +363,13 @@ void sroce_requester_kick(struct sroce_qp *qp);
 /* ---- shared with the completer (called under req.lock) ------------------ */
 
 struct sroce_swqe *sroce_req_swqe(struct sroce_qp *qp, u32 index);
+/*
+ * Not a completion status: sroce_swqe_copy_sges() met on-demand paged
+ * memory not present yet (odp.c).  Its fault is under way; the requester
+ * builds the packet again a tick later, the completer drops the response
+ * it could not place (the requester asks for it again).
+ */
+#define SROCE_WC_PAGE_FAULT	((enum ib_wc_status)0x100)
 enum ib_wc_status sroce_swqe_copy_sges(struct sroce_qp *qp,
 				       struct sroce_swqe *swqe, u64 offset,
 				       void *buf, u32 len,

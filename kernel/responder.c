@@ -80,6 +80,7 @@ enum sroce_resp_result {
 	SROCE_RESP_ANSWERED,	/* executed, and a response went out */
 	SROCE_RESP_DROP,	/* ignore the packet (QP going down) */
 	SROCE_RESP_RNR,		/* no receive WQE: RNR NAK, retry later */
+	SROCE_RESP_RNR_FAULT,	/* ODP pages faulting in (odp.c): the same */
 	/* Fatal on RC; see sroce_resp_errors[]. */
 	SROCE_RESP_E_INV_REQ,	/* bad opcode sequence, length, operation */
 	SROCE_RESP_E_MSG_LEN,	/* message longer than the receive WQE */
@@ -434,6 +435,7 @@ static int sroce_resp_scatter(void *ctx, const void *buf, u32 len)
 		struct sroce_mr *mr;
 		u64 addr;
 		u32 chunk;
+		int err;
 
 		if (resp->recv_sge >= resp->rwqe->num_sge)
 			return -ENOSPC;
@@ -454,8 +456,17 @@ static int sroce_resp_scatter(void *ctx, const void *buf, u32 len)
 			return -EACCES;
 		}
 		/* sroce_mr_copy() only reads @buf in this direction. */
-		sroce_mr_copy(mr, addr, (void *)buf, chunk, SROCE_TO_MR);
+		err = sroce_mr_copy(mr, addr, (void *)buf, chunk, SROCE_TO_MR);
+		/*
+		 * ODP pages faulting in: fault in the rest of the SGE too,
+		 * not one packet's worth per RNR NAK.
+		 */
+		if (err == -EAGAIN)
+			sroce_mr_ready(mr, addr, sge->length - resp->recv_sge_off,
+				       true);
 		sroce_mr_put(mr);
+		if (err)
+			return err;
 		resp->recv_sge_off += chunk;
 		buf += chunk;
 		len -= chunk;
@@ -472,10 +483,17 @@ struct sroce_resp_to_mr {
 static int sroce_resp_copy_to_mr(void *ctx, const void *buf, u32 len)
 {
 	struct sroce_resp_to_mr *t = ctx;
+	int err;
 
-	sroce_mr_copy(t->mr, t->iova, (void *)buf, len, SROCE_TO_MR);
+	err = sroce_mr_copy(t->mr, t->iova, (void *)buf, len, SROCE_TO_MR);
 	t->iova += len;
-	return 0;
+	return err;
+}
+
+/* A copy to or from an MR failed: an ODP MR's pages are on their way. */
+static enum sroce_resp_result sroce_resp_copy_failed(int err)
+{
+	return err == -EAGAIN ? SROCE_RESP_RNR_FAULT : SROCE_RESP_E_ACCESS;
 }
 
 /* ---- SEND ---------------------------------------------------------------------- */
@@ -500,6 +518,7 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 	struct sroce_responder *resp = &qp->resp;
 	struct sroce_pkt *pkt = SROCE_PKT(skb);
 	struct sroce_resp_scatter s = { .qp = qp, .resp = resp };
+	u32 sge_before, sge_off_before;
 	enum sroce_resp_result res;
 	int err;
 
@@ -513,7 +532,15 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 	if (pkt->paylen > resp->rwqe->length - resp->recv_len)
 		return SROCE_RESP_E_MSG_LEN;
 
+	sge_before = resp->recv_sge;
+	sge_off_before = resp->recv_sge_off;
 	err = sroce_pkt_copy_payload(skb, 0, pkt->paylen, sroce_resp_scatter, &s);
+	if (err == -EAGAIN) {
+		/* ODP pages faulting in: this packet again after an RNR NAK. */
+		resp->recv_sge = sge_before;
+		resp->recv_sge_off = sge_off_before;
+		return SROCE_RESP_RNR_FAULT;
+	}
 	if (err)
 		return err == -ENOSPC ? SROCE_RESP_E_MSG_LEN : SROCE_RESP_E_LOC_PROT;
 	resp->recv_len += pkt->paylen;
@@ -533,12 +560,31 @@ static enum sroce_resp_result sroce_resp_send(struct sroce_qp *qp,
 
 /* ---- RDMA WRITE ---------------------------------------------------------------- */
 
-/* Look up @rkey for [@va, @va + @len) with @access; NULL if not allowed. */
+/*
+ * Look up @rkey (an MR's or a memory window's, mw.c) for [@va, @va + @len)
+ * with @access.  NULL if not allowed (*@res: E_ACCESS; untouched when the
+ * MR is returned), or when the range is on-demand paged memory not present
+ * yet (*@res: RNR; its fault is queued, odp.c, and the requester resends
+ * after the NAK's timer, as to a RoCE NIC's page fault).
+ */
 static struct sroce_mr *sroce_resp_rkey(struct sroce_qp *qp, u32 rkey, u64 va,
-					u64 len, int access)
+					u64 len, int access,
+					enum sroce_resp_result *res)
 {
-	/* An MR's key or a memory window's (mw.c). */
-	return sroce_rkey_get(qp, rkey, va, len, access);
+	struct sroce_mr *mr = sroce_rkey_get(qp, rkey, va, len, access);
+	int err;
+
+	if (!mr) {
+		*res = SROCE_RESP_E_ACCESS;
+		return NULL;
+	}
+	err = sroce_mr_ready(mr, va, len, access & (IB_ACCESS_REMOTE_WRITE |
+						    IB_ACCESS_REMOTE_ATOMIC));
+	if (likely(!err))
+		return mr;
+	sroce_mr_put(mr);
+	*res = err == -EAGAIN ? SROCE_RESP_RNR_FAULT : SROCE_RESP_E_ACCESS;
+	return NULL;
 }
 
 /*
@@ -555,6 +601,7 @@ static enum sroce_resp_result sroce_resp_write_start(struct sroce_qp *qp,
 	const struct sroce_reth *reth = sroce_pkt_hdr(skb, SROCE_HDR_RETH);
 	struct sroce_responder *resp = &qp->resp;
 	u32 len = be32_to_cpu(reth->dma_len);
+	enum sroce_resp_result res;
 
 	if (len > SROCE_MAX_MSG_SIZE)
 		return SROCE_RESP_E_INV_REQ;
@@ -565,8 +612,8 @@ static enum sroce_resp_result sroce_resp_write_start(struct sroce_qp *qp,
 	if (!len)
 		return SROCE_RESP_DONE;
 	*mrp = sroce_resp_rkey(qp, resp->write_rkey, resp->write_va, len,
-			       IB_ACCESS_REMOTE_WRITE);
-	return *mrp ? SROCE_RESP_DONE : SROCE_RESP_E_ACCESS;
+			       IB_ACCESS_REMOTE_WRITE, &res);
+	return *mrp ? SROCE_RESP_DONE : res;
 }
 
 /* Checks before a WRITE packet places anything. */
@@ -595,6 +642,7 @@ static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
 	struct sroce_pkt *pkt = SROCE_PKT(skb);
 	struct sroce_resp_to_mr t = { .mr = NULL };
 	enum sroce_resp_result res = SROCE_RESP_DONE;
+	int err;
 
 	if (op->flags & SROCE_OPF_FIRST)
 		res = sroce_resp_write_start(qp, skb, &t.mr);
@@ -609,11 +657,16 @@ static enum sroce_resp_result sroce_resp_write(struct sroce_qp *qp,
 		if (!t.mr)
 			t.mr = sroce_resp_rkey(qp, resp->write_rkey, t.iova,
 					       pkt->paylen,
-					       IB_ACCESS_REMOTE_WRITE);
+					       IB_ACCESS_REMOTE_WRITE, &res);
 		if (!t.mr)
-			return SROCE_RESP_E_ACCESS;
-		sroce_pkt_copy_payload(skb, 0, pkt->paylen,
-				       sroce_resp_copy_to_mr, &t);
+			return res;
+		err = sroce_pkt_copy_payload(skb, 0, pkt->paylen,
+					     sroce_resp_copy_to_mr, &t);
+		if (err) {
+			/* Placed again in full when the packet comes again. */
+			res = sroce_resp_copy_failed(err);
+			goto out;
+		}
 		resp->write_va += pkt->paylen;
 		resp->write_resid -= pkt->paylen;
 	}
@@ -744,7 +797,8 @@ static bool sroce_resp_read_must_wait(struct sroce_responder *resp)
  * A response packet with @paylen bytes at @iova of @mr (checked, and
  * held by the caller): the MR's pages as fragments (zero-copy transmit,
  * pkt.h), or a copy for a small payload, a kernel MR, or memory that
- * needs more fragments than an skb has.  NULL without memory.
+ * needs more fragments than an skb has.  NULL without memory, an
+ * ERR_PTR() when an ODP MR's pages are not there (odp.c).
  */
 static struct sk_buff *sroce_resp_read_build(struct sroce_qp *qp,
 					     struct sroce_mr *mr, u64 iova,
@@ -762,9 +816,15 @@ static struct sk_buff *sroce_resp_read_build(struct sroce_qp *qp,
 		kfree_skb(skb);		/* copy instead */
 	}
 	skb = sroce_pkt_alloc(qp, opcode, psn, paylen, 0);
-	if (skb && paylen)
-		sroce_mr_copy(mr, iova, sroce_pkt_payload(skb), paylen,
-			      SROCE_FROM_MR);
+	if (skb && paylen) {
+		int err = sroce_mr_copy(mr, iova, sroce_pkt_payload(skb),
+					paylen, SROCE_FROM_MR);
+
+		if (err) {
+			kfree_skb(skb);
+			return ERR_PTR(err);
+		}
+	}
 	return skb;
 }
 
@@ -787,6 +847,9 @@ static int sroce_resp_read_one(struct sroce_qp *qp, struct sroce_mr *mr,
 		return -EINPROGRESS;
 	skb = sroce_resp_read_build(qp, mr, res->va + offset, opcode, psn,
 				    paylen);
+	/* Pages faulting in (odp.c) wait like memory; gone is gone. */
+	if (IS_ERR(skb))
+		return PTR_ERR(skb) == -EAGAIN ? -ENOMEM : -EACCES;
 	if (!skb)
 		return -ENOMEM;
 	if (!sroce_resp_read_track(qp, skb)) {
@@ -820,6 +883,7 @@ static int sroce_resp_read_send(struct sroce_qp *qp, unsigned int budget)
 	struct sroce_responder *resp = &qp->resp;
 	struct sroce_resp_res *res = resp->read;
 	struct sroce_tx_batch batch;
+	enum sroce_resp_result rres;
 	struct sroce_mr *mr = NULL;
 	bool xrc_own = false;
 	int err = -EAGAIN;
@@ -834,11 +898,11 @@ static int sroce_resp_read_send(struct sroce_qp *qp, unsigned int budget)
 		}
 		/* Checked at execution; looked up again as the MR may go. */
 		mr = sroce_resp_rkey(qp, res->rkey, res->va, res->len,
-				     IB_ACCESS_REMOTE_READ);
+				     IB_ACCESS_REMOTE_READ, &rres);
 		if (xrc_own)
 			sroce_resp_xrc_leave(qp);
 		if (!mr)
-			return -EACCES;
+			return rres == SROCE_RESP_RNR_FAULT ? -ENOMEM : -EACCES;
 	}
 	sroce_tx_batch_init(&batch);
 	while (budget--) {
@@ -966,14 +1030,16 @@ static enum sroce_resp_result sroce_resp_read(struct sroce_qp *qp,
 	u32 len = be32_to_cpu(reth->dma_len);
 	u64 va = be64_to_cpu(reth->va);
 	u32 rkey = be32_to_cpu(reth->rkey);
+	enum sroce_resp_result rres;
 	u32 npkts;
 
 	if (len > SROCE_MAX_MSG_SIZE)
 		return SROCE_RESP_E_INV_REQ;
 	if (len) {
-		mr = sroce_resp_rkey(qp, rkey, va, len, IB_ACCESS_REMOTE_READ);
+		mr = sroce_resp_rkey(qp, rkey, va, len, IB_ACCESS_REMOTE_READ,
+				     &rres);
 		if (!mr)
-			return SROCE_RESP_E_ACCESS;
+			return rres;
 		sroce_mr_put(mr);
 	}
 
@@ -1020,22 +1086,29 @@ static void sroce_resp_send_atomic_ack(struct sroce_qp *qp,
 	qp->resp.unacked = 0;
 }
 
-/* The 64-bit word is in host order in memory, as the verbs see it. */
-static u64 sroce_resp_atomic_exec(struct sroce_mr *mr, u64 va, u8 opcode,
-				  const struct sroce_atmeth *ath)
+/*
+ * The 64-bit word is in host order in memory, as the verbs see it.  Its
+ * old value goes to *@orig; an ODP MR's page may have gone since the
+ * check (odp.c), and then nothing is stored.
+ */
+static int sroce_resp_atomic_exec(struct sroce_mr *mr, u64 va, u8 opcode,
+				  const struct sroce_atmeth *ath, u64 *orig)
 {
-	u64 orig, val;
+	u64 val;
+	int err;
 
 	spin_lock(&sroce_atomic_lock);
-	sroce_mr_copy(mr, va, &orig, sizeof(orig), SROCE_FROM_MR);
-	if (sroce_opcode_rc(opcode) == SROCE_OP_RC_COMPARE_SWAP)
-		val = orig == be64_to_cpu(ath->compare) ?
-		      be64_to_cpu(ath->swap_add) : orig;
-	else
-		val = orig + be64_to_cpu(ath->swap_add);
-	sroce_mr_copy(mr, va, &val, sizeof(val), SROCE_TO_MR);
+	err = sroce_mr_copy(mr, va, orig, sizeof(*orig), SROCE_FROM_MR);
+	if (!err) {
+		if (sroce_opcode_rc(opcode) == SROCE_OP_RC_COMPARE_SWAP)
+			val = *orig == be64_to_cpu(ath->compare) ?
+			      be64_to_cpu(ath->swap_add) : *orig;
+		else
+			val = *orig + be64_to_cpu(ath->swap_add);
+		err = sroce_mr_copy(mr, va, &val, sizeof(val), SROCE_TO_MR);
+	}
 	spin_unlock(&sroce_atomic_lock);
-	return orig;
+	return err;
 }
 
 static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
@@ -1046,17 +1119,21 @@ static enum sroce_resp_result sroce_resp_atomic(struct sroce_qp *qp,
 	struct sroce_pkt *pkt = SROCE_PKT(skb);
 	struct sroce_resp_res *res;
 	u64 va = be64_to_cpu(ath->va);
+	enum sroce_resp_result rres;
 	struct sroce_mr *mr;
 	u64 orig;
+	int err;
 
 	if (va & (sizeof(u64) - 1))
 		return SROCE_RESP_E_INV_REQ;	/* IBA 9.4.5: misaligned */
 	mr = sroce_resp_rkey(qp, be32_to_cpu(ath->rkey), va, sizeof(u64),
-			     IB_ACCESS_REMOTE_ATOMIC);
+			     IB_ACCESS_REMOTE_ATOMIC, &rres);
 	if (!mr)
-		return SROCE_RESP_E_ACCESS;
-	orig = sroce_resp_atomic_exec(mr, va, pkt->opcode, ath);
+		return rres;
+	err = sroce_resp_atomic_exec(mr, va, pkt->opcode, ath, &orig);
 	sroce_mr_put(mr);
+	if (err)
+		return sroce_resp_copy_failed(err);
 
 	res = sroce_resp_res_new(resp);
 	res->kind = SROCE_OPK_ATOMIC;
@@ -1100,23 +1177,27 @@ static enum sroce_resp_result sroce_resp_atomic_write(struct sroce_qp *qp,
 	const struct sroce_reth *reth = sroce_pkt_hdr(skb, SROCE_HDR_RETH);
 	struct sroce_pkt *pkt = SROCE_PKT(skb);
 	u64 va = be64_to_cpu(reth->va);
+	enum sroce_resp_result rres;
 	struct sroce_resp_res *res;
 	struct sroce_mr *mr;
 	u64 val;
+	int err;
 
 	if (be32_to_cpu(reth->dma_len) != sizeof(val) ||
 	    pkt->paylen != sizeof(val) || !IS_ALIGNED(va, sizeof(val)) ||
 	    skb_copy_bits(skb, pkt->hdr_len, &val, sizeof(val)))
 		return SROCE_RESP_E_INV_REQ;
 	mr = sroce_resp_rkey(qp, be32_to_cpu(reth->rkey), va, sizeof(val),
-			     IB_ACCESS_REMOTE_WRITE);
+			     IB_ACCESS_REMOTE_WRITE, &rres);
 	if (!mr)
-		return SROCE_RESP_E_ACCESS;
+		return rres;
 	/* Not in the middle of a compare&swap or fetch&add of the word. */
 	spin_lock(&sroce_atomic_lock);
-	sroce_mr_store_u64(mr, va, val);
+	err = sroce_mr_store_u64(mr, va, val);
 	spin_unlock(&sroce_atomic_lock);
 	sroce_mr_put(mr);
+	if (err)
+		return sroce_resp_copy_failed(err);
 
 	res = sroce_resp_res_new(&qp->resp);
 	res->kind = SROCE_OPK_ATOMIC_WRITE;
@@ -1217,9 +1298,19 @@ static void sroce_resp_stop(struct sroce_qp *qp)
 	__skb_queue_purge(&resp->backlog);
 }
 
-static void sroce_resp_rnr(struct sroce_qp *qp, struct sroce_pkt *pkt)
+/*
+ * An RNR NAK for a page fault asks for at least this long a wait (code
+ * 10: 0.32 ms), about what faulting pages in from a work item takes: a
+ * QP's min_rnr_timer is usually shorter, made for receives posted in a
+ * hurry, and a requester would resend every few microseconds meanwhile.
+ */
+#define SROCE_RESP_FAULT_RNR_TIMER	10
+
+static void sroce_resp_rnr(struct sroce_qp *qp, struct sroce_pkt *pkt,
+			   bool fault)
 {
 	struct sroce_responder *resp = &qp->resp;
+	u8 timer = resp->min_rnr_timer;
 
 	if (!sroce_resp_is_rc(qp)) {
 		/* UC: the message is lost. */
@@ -1228,9 +1319,11 @@ static void sroce_resp_rnr(struct sroce_qp *qp, struct sroce_pkt *pkt)
 		resp->uc_drop = true;
 		return;
 	}
+	if (fault && sroce_rnr_timer_usec(timer) <
+		     sroce_rnr_timer_usec(SROCE_RESP_FAULT_RNR_TIMER))
+		timer = SROCE_RESP_FAULT_RNR_TIMER;
 	atomic64_inc(&qp->sdev->stats.resp_rnr_naks);
-	sroce_resp_send_ack(qp, SROCE_AETH_RNR_NAK | resp->min_rnr_timer,
-			    pkt->psn);
+	sroce_resp_send_ack(qp, SROCE_AETH_RNR_NAK | timer, pkt->psn);
 	/*
 	 * The packets behind this one are already on their way; they would
 	 * each be a sequence error.  The requester resends from here after
@@ -1337,7 +1430,8 @@ static void sroce_resp_outcome(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
 		break;
 	case SROCE_RESP_RNR:
-		sroce_resp_rnr(qp, pkt);
+	case SROCE_RESP_RNR_FAULT:
+		sroce_resp_rnr(qp, pkt, res == SROCE_RESP_RNR_FAULT);
 		break;
 	default:
 		sroce_resp_fatal(qp, pkt, res);
@@ -1579,6 +1673,11 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb)
 	if (!err)
 		err = sroce_pkt_copy_payload(skb, 0, pkt->paylen,
 					     sroce_resp_scatter, &s);
+	if (err == -EAGAIN) {
+		/* ODP pages faulting in: lost, as a NIC's would be. */
+		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_no_recv);
+		return;
+	}
 	if (err) {
 		atomic64_inc(&qp->sdev->stats.resp_bad_key);
 		sroce_resp_complete(qp, NULL, IB_WC_LOC_PROT_ERR);

@@ -17,6 +17,7 @@
  * them may straddle a packet.  Ring indices written by userspace are
  * reported only when they make sense.
  */
+#include <rdma/ib_umem_odp.h>
 #include <rdma/restrack.h>
 
 #include "cq.h"
@@ -176,6 +177,8 @@ static const char *sroce_mr_type_name(enum sroce_mr_type type)
 		return "fast_reg";
 	case SROCE_MR_MW:
 		return "mw";	/* never an ib_mr: windows have no restrack */
+	case SROCE_MR_ODP:
+		return "odp";
 	}
 	return "unknown";
 }
@@ -186,8 +189,12 @@ int sroce_fill_res_mr_entry(struct sk_buff *msg, struct ib_mr *ibmr)
 	struct nlattr *table;
 	u32 pages;
 
-	pages = mr->type == SROCE_MR_FAST_REG ? READ_ONCE(mr->nmapped) :
-						mr->npages;
+	if (mr->type == SROCE_MR_FAST_REG)
+		pages = READ_ONCE(mr->nmapped);
+	else if (mr->type == SROCE_MR_ODP)	/* present now */
+		pages = READ_ONCE(to_ib_umem_odp(mr->umem)->npages);
+	else
+		pages = mr->npages;
 	table = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!table)
 		return -EMSGSIZE;

@@ -191,6 +191,10 @@ struct sroce_stats {
 					 */
 	/* cq.c */
 	atomic64_t cq_overflows;
+	/* odp.c */
+	atomic64_t odp_faults;		/* fault work items run */
+	atomic64_t odp_fault_errors;	/* ... that could not map the range */
+	atomic64_t odp_invalidations;	/* MMU notifier calls on ODP MRs */
 };
 
 struct sroce_dev {
@@ -240,6 +244,7 @@ struct sroce_dev {
 	atomic_t num_ucontext;
 	atomic_t num_pd;
 	atomic_t num_mr;
+	atomic_t num_odp_mr;		/* of them on-demand paged (odp.c) */
 	atomic_t num_cq;
 	atomic_t num_qp;
 	atomic_t num_srq;

@@ -72,6 +72,9 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	SROCE_STAT(resp_dropped),
 	SROCE_STAT(resp_xrc_bad_srq),
 	SROCE_STAT(cq_overflows),
+	SROCE_STAT(odp_faults),
+	SROCE_STAT(odp_fault_errors),
+	SROCE_STAT(odp_invalidations),
 };
 
 #define SROCE_NUM_STATS ARRAY_SIZE(sroce_stat_descs)
