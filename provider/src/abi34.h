@@ -359,6 +359,7 @@ SROCE_LEGACY_CMD(post_send);
 	X(ibv_cmd_reg_mr)                                                     \
 	X(ibv_cmd_dereg_mr)                                                   \
 	X(ibv_cmd_rereg_mr)                                                   \
+	X(ibv_cmd_advise_mr)                                                  \
 	X(ibv_cmd_alloc_mw)                                                   \
 	X(ibv_cmd_dealloc_mw)                                                 \
 	X(ibv_cmd_create_cq)                                                  \
@@ -415,6 +416,10 @@ int ibv_cmd_query_device_any(struct ibv_context *context,
 			     struct ibv_device_attr_ex *attr, size_t attr_size,
 			     struct ib_uverbs_ex_query_device_resp *resp,
 			     size_t *resp_size);
+/* UVERBS_METHOD_ADVISE_MR: prefetch ranges of on-demand paged MRs. */
+int ibv_cmd_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		      uint32_t flags, struct ibv_sge *sg_list,
+		      uint32_t num_sge);
 int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
 		       struct ibv_port_attr *port_attr,
 		       struct sroce_cmd_query_port *cmd, size_t cmd_size);

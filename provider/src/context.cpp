@@ -113,6 +113,7 @@ constexpr verbs_context_ops make_ops()
 {
 	verbs_context_ops o{};
 
+	o.advise_mr = ibv_cmd_advise_mr;
 	o.alloc_mw = alloc_mw;
 	o.alloc_parent_domain = alloc_parent_domain;
 	o.alloc_pd = alloc_pd;
