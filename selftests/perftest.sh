@@ -7,7 +7,8 @@
 # rdma_rxe both ways (topology (b)).
 # (ib_read_bw sets max_rd_atomic to the peer's max_qp_rd_atom: 128 for
 # rdma_rxe, which an sroce requester must accept.)
-# Also UC and UD QPs, -b, -q 4, -e and -a (every size) on topology (a).
+# Also UC and UD QPs, -b, -q 4, -e, -a (every size) and --odp (on-demand
+# paging) on topology (a).
 # Completion is what is checked (perftest verifies its own completions'
 # status); the figures belong to scripts/bench, not to a test.  Plus
 # ibv_rc_pingpong with 1 MiB messages at RoCE MTU 1024 and 4096, and with
@@ -23,6 +24,8 @@ command -v ib_send_bw > /dev/null || skip_all "perftest is not installed"
 trap 'topo_cleanup; sroce_unload; rmmod rdma_rxe 2>/dev/null' EXIT
 dmesg_mark
 sroce_load || { not_ok "load the module"; finish; }
+
+odp_faults() { port_attr "$1" hw_counters/odp_faults; }
 
 # pp PROG SRV_NS SRV_DEV SRV_IP CLI_NS CLI_DEV CLI_IP ARGS...: a ping-pong
 # (data checked with -c) completes; its rate is shown
@@ -53,6 +56,16 @@ if topo_pair 2>/tmp/topo.err; then
 			test $((b > 0)) == $want
 	fi
 	perftest_pair "ib_atomic_bw" "${A[@]}" ib_atomic_bw -n 1000
+	# On-demand paging (odp.c): perftest registers its buffers with
+	# IBV_ACCESS_ON_DEMAND, nothing pinned; first touches are faults.
+	if [[ $SROCE_DRIVER == sroce ]]; then
+		f0=$(($(odp_faults $DEV_A) + $(odp_faults $DEV_B)))
+		perftest_pair "ib_write_bw --odp 64 KiB" "${A[@]}" ib_write_bw --odp -s 65536 -n 200
+		perftest_pair "ib_read_bw --odp 64 KiB" "${A[@]}" ib_read_bw --odp -s 65536 -n 200
+		perftest_pair "ib_send_bw --odp 64 KiB" "${A[@]}" ib_send_bw --odp -s 65536 -n 200
+		f=$(($(odp_faults $DEV_A) + $(odp_faults $DEV_B) - f0))
+		check "perftest --odp: $f ODP faults on $DEV_A and $DEV_B" test $f -gt 0
+	fi
 	# perftest signals every 100th WQE: the other messages ask for no ACK
 	# of their own (requester.c, sroce_req_ack_wanted()), so the client
 	# receives far fewer ACKs than it sends messages (before: one each),

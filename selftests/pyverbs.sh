@@ -14,11 +14,13 @@
 # with ibv_import_device(), ibv_import_pd(), ibv_import_mr()) and parent
 # domains (test_parent_domain: RC and UD traffic, an SRQ and an extended CQ
 # of a parent domain, custom allocators; its huge page cases skip without
-# 2 MiB huge pages).  Left out, with the reason: vendor modules (mlx5,
-# efa), raw packet and flow steering (need a NIC), CUDA, tag matching and
-# ODP (not advertised; every test of those modules skips).  The XRC cases run in
-# test_qpex, test_atomic, test_cqex and test_relaxed_ordering (test_odp's
-# XRC case needs ODP).
+# 2 MiB huge pages) and on-demand paging (test_odp: RC and UD traffic,
+# atomics, SRQ, prefetch, on ODP MRs; its implicit, XRC and huge page
+# cases skip: not offered).  Left out, with the reason: vendor modules
+# (mlx5, efa), raw packet and flow steering (need a NIC), CUDA and tag
+# matching (not advertised; every test of those modules skips).  The XRC
+# cases run in test_qpex, test_atomic, test_cqex and
+# test_relaxed_ordering.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -26,7 +28,8 @@ PYTHON=/usr/bin/python3		# Debian's interpreter: the one with pyverbs
 SUITE=/usr/share/doc/rdma-core/tests
 MODULES=(test_device test_pd test_mr test_cq test_cqex test_cq_events
 	 test_qp test_qpex test_atomic test_addr
-	 test_relaxed_ordering test_rdmacm test_shared_pd test_parent_domain)
+	 test_relaxed_ordering test_rdmacm test_shared_pd test_parent_domain
+	 test_odp)
 # PYVERBS_MODULES="test_qp test_rdmacm" runs only those (for debugging; through
 # scripts/vm: -- env PYVERBS_MODULES=... selftests/run pyverbs.sh).
 [[ -n ${PYVERBS_MODULES:-} ]] && read -ra MODULES <<< "$PYVERBS_MODULES"
