@@ -13,6 +13,7 @@
 #            devices left in place; once the processes are killed it
 #            succeeds
 #   kill     SIGKILL of both processes mid-transfer
+# (link and kill with on-demand paged MRs: ibv_rc_pingpong -o)
 # After every iteration the device is re-added (where it went) and
 # becomes ACTIVE; at the end no QP, CQ, MR or PD is left in `rdma
 # resource`, the module's reference count is back where it started, rmmod
@@ -69,17 +70,19 @@ slab_growth() {
 
 # start_traffic: an ibv_rc_pingpong server on sroce1 and client on sroce0,
 # running until killed; returns once the client is connected
+# start_traffic [ARGS...]: ARGS go to both ibv_rc_pingpong (-o: on-demand
+# paged MRs)
 start_traffic() {
 	local port=$((20000 + RANDOM % 10000)) sgi cgi
 	sgi=$(gid_index $DEV_B $IP4_B) cgi=$(gid_index $DEV_A $IP4_A)
 	[[ -n $sgi && -n $cgi ]] || return 1
 	ip netns exec $NS_B ibv_rc_pingpong -d $DEV_B -g "$sgi" -p $port -n 100000000 -s 65536 -c \
-		> /tmp/td.srv 2>&1 &
+		"$@" > /tmp/td.srv 2>&1 &
 	pids+=($!)
 	_td_listen() { [[ -n $(ip netns exec $NS_B ss -Hltn "sport = :$port" 2>/dev/null) ]]; }
 	wait_until 15 _td_listen || return 1
 	ip netns exec $NS_A ibv_rc_pingpong -d $DEV_A -g "$cgi" -p $port -n 100000000 -s 65536 -c \
-		$IP4_B > /tmp/td.cli 2>&1 &
+		"$@" $IP4_B > /tmp/td.cli 2>&1 &
 	pids+=($!)
 	# connected: the client's RC QP in RTS (not QP1, the GSI QP, which
 	# the MAD layer keeps in RTS whatever runs)
@@ -123,8 +126,11 @@ cp /proc/slabinfo /tmp/td.slab0
 # only one that knows the traffic's processes: it stops them on a failure.
 way() { _way "$@" && return 0; stop_traffic; return 1; }
 _way() {
-	local name=$1 out
-	start_traffic || { echo "traffic did not start: server: $(< /tmp/td.srv) client: $(< /tmp/td.cli)"; return 1; }
+	local name=$1 out odp=()
+	# The device deleted, and the processes killed, with on-demand paged
+	# MRs (odp.c): their umems and fault work go with the context.
+	[[ $name == link || $name == kill ]] && odp=(-o)
+	start_traffic "${odp[@]}" || { echo "traffic did not start: server: $(< /tmp/td.srv) client: $(< /tmp/td.cli)"; return 1; }
 	sleep 0.$((RANDOM % 9 + 1))
 	case $name in
 	link)
