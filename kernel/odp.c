@@ -173,10 +173,19 @@ static int sroce_odp_fault(struct sroce_mr *mr, u64 va, u64 len, bool write,
 	return 0;
 }
 
+/*
+ * The device of an ODP MR: the umem's, set before the MMU notifier can
+ * call us (ibmr.device is set by the core only after the registration).
+ */
+static struct sroce_dev *sroce_odp_dev(struct ib_umem_odp *odp)
+{
+	return to_sdev(odp->umem.ibdev);
+}
+
 static void sroce_odp_work(struct work_struct *work)
 {
 	struct sroce_mr *mr = container_of(work, struct sroce_mr, odp_work);
-	struct sroce_dev *sdev = to_sdev(mr->ibmr.device);
+	struct sroce_dev *sdev = sroce_odp_dev(sroce_odp_umem(mr));
 	u64 start, end;
 	bool write;
 	int err;
@@ -218,7 +227,7 @@ static bool sroce_odp_invalidate(struct mmu_interval_notifier *mni,
 {
 	struct ib_umem_odp *odp = container_of(mni, struct ib_umem_odp,
 					       notifier);
-	struct sroce_mr *mr = odp->private;
+	struct sroce_mr *mr;
 	u64 start, end;
 
 	if (!mmu_notifier_range_blockable(range))
@@ -226,13 +235,20 @@ static bool sroce_odp_invalidate(struct mmu_interval_notifier *mni,
 
 	mutex_lock(&odp->umem_mutex);
 	mmu_interval_set_seq(mni, cur_seq);
-	start = max_t(u64, ib_umem_start(odp), range->start);
-	end = min_t(u64, ib_umem_end(odp), range->end);
-	spin_lock_bh(&mr->odp_lock);
-	ib_umem_odp_unmap_dma_pages(odp, start, end);
-	spin_unlock_bh(&mr->odp_lock);
+	/*
+	 * NULL while sroce_odp_init() has not stored it yet: then no page
+	 * was mapped, as the MR is not published.
+	 */
+	mr = READ_ONCE(odp->private);
+	if (mr) {
+		start = max_t(u64, ib_umem_start(odp), range->start);
+		end = min_t(u64, ib_umem_end(odp), range->end);
+		spin_lock_bh(&mr->odp_lock);
+		ib_umem_odp_unmap_dma_pages(odp, start, end);
+		spin_unlock_bh(&mr->odp_lock);
+	}
 	mutex_unlock(&odp->umem_mutex);
-	atomic64_inc(&to_sdev(mr->ibmr.device)->stats.odp_invalidations);
+	atomic64_inc(&sroce_odp_dev(odp)->stats.odp_invalidations);
 	return true;
 }
 
@@ -253,7 +269,9 @@ int sroce_odp_init(struct sroce_mr *mr, struct ib_device *ibdev, u64 start,
 	odp = ib_umem_odp_get(ibdev, start, length, access, &sroce_odp_ops);
 	if (IS_ERR(odp))
 		return PTR_ERR(odp);
-	odp->private = mr;
+	mutex_lock(&odp->umem_mutex);	/* against a notifier call now */
+	WRITE_ONCE(odp->private, mr);
+	mutex_unlock(&odp->umem_mutex);
 	mr->umem = &odp->umem;
 	return 0;
 }
