@@ -458,10 +458,13 @@ static int sroce_resp_scatter(void *ctx, const void *buf, u32 len)
 		/* sroce_mr_copy() only reads @buf in this direction. */
 		err = sroce_mr_copy(mr, addr, (void *)buf, chunk, SROCE_TO_MR);
 		/*
-		 * ODP pages faulting in: fault in the rest of the SGE too,
-		 * not one packet's worth per RNR NAK.
+		 * ODP pages faulting in: fault in the rest of the SGE too
+		 * (where it is the MR's), not a packet's worth per RNR NAK.
 		 */
-		if (err == -EAGAIN)
+		if (err == -EAGAIN &&
+		    !sroce_mr_check(mr, sroce_qp_pd(qp), addr,
+				    sge->length - resp->recv_sge_off,
+				    IB_ACCESS_LOCAL_WRITE))
 			sroce_mr_ready(mr, addr, sge->length - resp->recv_sge_off,
 				       true);
 		sroce_mr_put(mr);

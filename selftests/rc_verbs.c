@@ -2187,6 +2187,34 @@ TEST_F_TIMEOUT(rc, odp_mrs_fault_in_and_follow_the_mapping, 90)
 }
 
 /*
+ * A receive SGE that starts in an ODP MR, in pages never touched, and
+ * runs past its end: the part inside is faulted in (RNR NAKs meanwhile),
+ * the part outside is a local protection error on B's receive and a
+ * Remote Operational Error for A's SEND, as for a pinned MR.
+ */
+TEST_F(rc, odp_receive_past_the_mr_end)
+{
+	struct side *a = self->a, *b = self->b;
+	struct side ob = {};
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+
+	if (!has_rc_odp(b))
+		SKIP(return, "%s has no RC on-demand paging", ibv_get_device_name(b->ctx->device));
+	connect_default(_metadata, self);
+	side_odp(_metadata, b, &ob);
+	sg = (struct ibv_sge){ (uintptr_t)(ob.buf + BUF_SZ - 8192), 65536, ob.mr->lkey };
+	ASSERT_EQ(0, post_recv_sges(&ob, 21, &sg, 1));
+	pattern(a->buf + SRC_OFF, 65536, 95);
+	ASSERT_EQ(0, post_simple(a, 15, IBV_WR_SEND, SRC_OFF, 65536, &ob, 0));
+	EXPECT_WC(a->cq, wc, 15, IBV_WC_REM_OP_ERR);
+	EXPECT_WC(b->cq, wc, 21, IBV_WC_LOC_PROT_ERR);
+	EXPECT_QP_STATE_SOON(b, IBV_QPS_ERR);
+	EXPECT_EQ(0, ibv_dereg_mr(ob.mr));
+	munmap(ob.buf, BUF_SZ);
+}
+
+/*
  * Importing checks the handle: a number that is no object of the context,
  * or a PD's handle given as an MR's, fails, and so does a command fd that
  * is not a device's.
