@@ -73,13 +73,15 @@ struct sroce_mr {
 	/*
 	 * SROCE_MR_ODP (odp.c): odp_lock orders datapath copies against
 	 * the MMU notifier's invalidation, and guards the range the fault
-	 * work item is asked to fault in next (and its last error).
+	 * work item is asked to fault in next, and the pages its last
+	 * fault could not map (bad_start to bad_end, while fault_err).
 	 */
 	spinlock_t odp_lock;
 	struct work_struct odp_work;
 	u64 fault_start, fault_end;
 	bool fault_write;
-	int fault_err;
+	bool fault_err;
+	u64 bad_start, bad_end;
 	refcount_t ref;
 	struct completion released;	/* ref reached zero */
 	struct rcu_head rcu;

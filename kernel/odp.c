@@ -94,20 +94,20 @@ static void sroce_odp_queue_fault(struct sroce_mr *mr, u64 va, u64 len,
 }
 
 /*
- * The range must be present: 0, or -EAGAIN with its fault queued, or the
- * error of the last fault of missing pages (an address with no mapping,
- * a write to a read-only one), given once: the next call faults again.
+ * The range must be present: 0, or -EAGAIN with its fault queued, or
+ * -EFAULT when it holds pages the last fault could not map (an address
+ * with no mapping, a write to a read-only one), given once: the next
+ * call faults again.  A range clear of those pages is not failed for
+ * them.
  */
 static int sroce_odp_need(struct sroce_mr *mr, u64 va, u64 len, bool write)
 {
-	int err;
-
 	if (sroce_odp_present(sroce_odp_umem(mr), va, len, write))
 		return 0;
-	err = mr->fault_err;
-	mr->fault_err = 0;
-	if (err)
-		return err;
+	if (mr->fault_err && va < mr->bad_end && va + len > mr->bad_start) {
+		mr->fault_err = false;
+		return -EFAULT;
+	}
 	sroce_odp_queue_fault(mr, va, len, write);
 	return -EAGAIN;
 }
@@ -182,6 +182,33 @@ static struct sroce_dev *sroce_odp_dev(struct ib_umem_odp *odp)
 	return to_sdev(odp->umem.ibdev);
 }
 
+/*
+ * A fault of [@start, @end) failed: which pages cannot be mapped?  The
+ * range may be several requests merged, some of them good: fault it page
+ * by page, so that those are mapped and only a request that names a bad
+ * page fails.  The first and last bad page bound what is recorded.
+ */
+static void sroce_odp_find_bad(struct sroce_mr *mr, u64 start, u64 end,
+			       bool write)
+{
+	u64 page = BIT(sroce_odp_umem(mr)->page_shift);
+	u64 bad_start = 0, bad_end = 0, p;
+
+	for (p = ALIGN_DOWN(start, page); p < end; p += page) {
+		cond_resched();
+		if (!sroce_odp_fault(mr, p, page, write, true))
+			continue;
+		if (bad_start == bad_end)
+			bad_start = p;
+		bad_end = p + page;
+	}
+	spin_lock_bh(&mr->odp_lock);
+	mr->fault_err = bad_start != bad_end;
+	mr->bad_start = bad_start;
+	mr->bad_end = bad_end;
+	spin_unlock_bh(&mr->odp_lock);
+}
+
 static void sroce_odp_work(struct work_struct *work)
 {
 	struct sroce_mr *mr = container_of(work, struct sroce_mr, odp_work);
@@ -209,11 +236,8 @@ static void sroce_odp_work(struct work_struct *work)
 			  "ODP MR %#x: fault of %#llx+%#llx failed: %d\n",
 			  mr->key, start, end - start, err);
 		/* -EBUSY (the mm kept changing) is worth another try. */
-		if (err == -EBUSY)
-			return;
-		spin_lock_bh(&mr->odp_lock);
-		mr->fault_err = -EFAULT;
-		spin_unlock_bh(&mr->odp_lock);
+		if (err != -EBUSY)
+			sroce_odp_find_bad(mr, start, end, write);
 	}
 }
 
