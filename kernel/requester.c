@@ -335,8 +335,7 @@ enum ib_wc_status sroce_swqe_copy_sges(struct sroce_qp *qp,
 		err = sroce_mr_copy(mr, sge[i].addr + offset, buf, chunk, dir);
 		sroce_mr_put(mr);
 		if (err)
-			return err == -EAGAIN ? SROCE_WC_PAGE_FAULT :
-						IB_WC_LOC_PROT_ERR;
+			return sroce_swqe_access_status(err);
 		buf += chunk;
 		len -= chunk;
 		offset = 0;
@@ -996,8 +995,7 @@ static enum ib_wc_status sroce_swqe_prefault(struct sroce_qp *qp,
 					     sge[i].length, write);
 
 		if (err)
-			return err == -EAGAIN ? SROCE_WC_PAGE_FAULT :
-						IB_WC_LOC_PROT_ERR;
+			return sroce_swqe_access_status(err);
 	}
 	return IB_WC_SUCCESS;
 }

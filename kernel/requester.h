@@ -370,6 +370,13 @@ struct sroce_swqe *sroce_req_swqe(struct sroce_qp *qp, u32 index);
  * it could not place (the requester asks for it again).
  */
 #define SROCE_WC_PAGE_FAULT	((enum ib_wc_status)0x100)
+
+/* What a failed access of a WQE's local memory (@err from mr.h) completes. */
+static inline enum ib_wc_status sroce_swqe_access_status(int err)
+{
+	return err == -EAGAIN ? SROCE_WC_PAGE_FAULT : IB_WC_LOC_PROT_ERR;
+}
+
 enum ib_wc_status sroce_swqe_copy_sges(struct sroce_qp *qp,
 				       struct sroce_swqe *swqe, u64 offset,
 				       void *buf, u32 len,
