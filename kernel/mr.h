@@ -162,6 +162,22 @@ static inline int sroce_mr_ready(struct sroce_mr *mr, u64 iova, u64 len,
 	return sroce_odp_ready(mr, iova, len, write);
 }
 
+/*
+ * Start the fault of [@iova, @iova + @len) ahead of its use, if that range
+ * is an ODP MR's for @pd with the access asked (otherwise the use meets
+ * whatever error it has): 0 when present, -EAGAIN while being faulted in,
+ * another error when it cannot be mapped.
+ */
+static inline int sroce_mr_prefault(struct sroce_mr *mr, struct ib_pd *pd,
+				    u64 iova, u64 len, bool write)
+{
+	if (likely(mr->type != SROCE_MR_ODP) ||
+	    sroce_mr_check(mr, pd, iova, len,
+			   write ? IB_ACCESS_LOCAL_WRITE : 0))
+		return 0;
+	return sroce_odp_ready(mr, iova, len, write);
+}
+
 struct page *sroce_mr_user_page(struct sroce_mr *mr, u64 iova,
 				unsigned int *poff);
 

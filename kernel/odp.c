@@ -320,15 +320,12 @@ int sroce_odp_prefault(struct sroce_dev *sdev, struct ib_pd *pd, u32 lkey,
 		       u64 addr, u64 len, bool write)
 {
 	struct sroce_mr *mr;
-	int err = 0;
+	int err;
 
 	mr = sroce_mr_get(sdev, lkey);
 	if (!mr)
 		return 0;
-	if (mr->type == SROCE_MR_ODP &&
-	    !sroce_mr_check(mr, pd, addr, len,
-			    write ? IB_ACCESS_LOCAL_WRITE : 0))
-		err = sroce_odp_ready(mr, addr, len, write);
+	err = sroce_mr_prefault(mr, pd, addr, len, write);
 	sroce_mr_put(mr);
 	return err;
 }

@@ -461,12 +461,10 @@ static int sroce_resp_scatter(void *ctx, const void *buf, u32 len)
 		 * ODP pages faulting in: fault in the rest of the SGE too
 		 * (where it is the MR's), not a packet's worth per RNR NAK.
 		 */
-		if (err == -EAGAIN &&
-		    !sroce_mr_check(mr, sroce_qp_pd(qp), addr,
-				    sge->length - resp->recv_sge_off,
-				    IB_ACCESS_LOCAL_WRITE))
-			sroce_mr_ready(mr, addr, sge->length - resp->recv_sge_off,
-				       true);
+		if (err == -EAGAIN)
+			sroce_mr_prefault(mr, sroce_qp_pd(qp), addr,
+					  sge->length - resp->recv_sge_off,
+					  true);
 		sroce_mr_put(mr);
 		if (err)
 			return err;
