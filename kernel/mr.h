@@ -74,14 +74,16 @@ struct sroce_mr {
 	 * SROCE_MR_ODP (odp.c): odp_lock orders datapath copies against
 	 * the MMU notifier's invalidation, and guards the range the fault
 	 * work item is asked to fault in next, and the pages its last
-	 * fault could not map (bad_start to bad_end, while fault_err).
+	 * fault could not map (while fault_err; from bad_start[w] to
+	 * bad_end[w], where w is whether the access was a write: a
+	 * read-only page is bad for a write only).
 	 */
 	spinlock_t odp_lock;
 	struct work_struct odp_work;
 	u64 fault_start, fault_end;
 	bool fault_write;
 	bool fault_err;
-	u64 bad_start, bad_end;
+	u64 bad_start[2], bad_end[2];
 	refcount_t ref;
 	struct completion released;	/* ref reached zero */
 	struct rcu_head rcu;

@@ -104,7 +104,8 @@ static int sroce_odp_need(struct sroce_mr *mr, u64 va, u64 len, bool write)
 {
 	if (sroce_odp_present(sroce_odp_umem(mr), va, len, write))
 		return 0;
-	if (mr->fault_err && va < mr->bad_end && va + len > mr->bad_start) {
+	if (mr->fault_err && va < mr->bad_end[write] &&
+	    va + len > mr->bad_start[write]) {
 		mr->fault_err = false;
 		return -EFAULT;
 	}
@@ -182,30 +183,42 @@ static struct sroce_dev *sroce_odp_dev(struct ib_umem_odp *odp)
 	return to_sdev(odp->umem.ibdev);
 }
 
+/* Widen [*@start, *@end) (empty when equal) to take in one page at @p. */
+static void sroce_odp_add_bad(u64 *start, u64 *end, u64 p, u64 page)
+{
+	if (*start == *end)
+		*start = p;
+	*end = p + page;
+}
+
 /*
  * A fault of [@start, @end) failed: which pages cannot be mapped?  The
  * range may be several requests merged, some of them good: fault it page
  * by page, so that those are mapped and only a request that names a bad
- * page fails.  The first and last bad page bound what is recorded.
+ * page fails.  A merged fault asks for writing if one request did, so a
+ * page that cannot be written is tried for reading too: a read-only page
+ * fails only the writes that name it.  The first and last bad page bound
+ * what is recorded, for each kind of access.
  */
 static void sroce_odp_find_bad(struct sroce_mr *mr, u64 start, u64 end,
 			       bool write)
 {
 	u64 page = BIT(sroce_odp_umem(mr)->page_shift);
-	u64 bad_start = 0, bad_end = 0, p;
+	u64 bad_start[2] = {}, bad_end[2] = {}, p;
 
 	for (p = ALIGN_DOWN(start, page); p < end; p += page) {
 		cond_resched();
 		if (!sroce_odp_fault(mr, p, page, write, true))
 			continue;
-		if (bad_start == bad_end)
-			bad_start = p;
-		bad_end = p + page;
+		sroce_odp_add_bad(&bad_start[true], &bad_end[true], p, page);
+		if (!write || sroce_odp_fault(mr, p, page, false, true))
+			sroce_odp_add_bad(&bad_start[false], &bad_end[false],
+					  p, page);
 	}
 	spin_lock_bh(&mr->odp_lock);
-	mr->fault_err = bad_start != bad_end;
-	mr->bad_start = bad_start;
-	mr->bad_end = bad_end;
+	mr->fault_err = bad_start[true] != bad_end[true];
+	memcpy(mr->bad_start, bad_start, sizeof(bad_start));
+	memcpy(mr->bad_end, bad_end, sizeof(bad_end));
 	spin_unlock_bh(&mr->odp_lock);
 }
 

@@ -228,11 +228,10 @@ static int qp_connect(struct side *s, const struct conn *c, int access, uint32_t
 	       qp_connect_rts(s, c, rnr_retry);
 }
 
-/* Create both QPs, A to RTS, B to RTR, and to RTS if B_RTS. */
-static void connect_pair_to(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self,
-			    const struct conn *c, bool b_rts)
+/* Create a QP on each side, A's to RTS, B's to RTR, and to RTS if B_RTS. */
+static void connect_sides(struct __test_metadata *_metadata, struct side *a, struct side *b,
+			  const struct conn *c, bool b_rts)
 {
-	struct side *a = self->a, *b = self->b;
 	enum ibv_mtu mtu = a->port.active_mtu < b->port.active_mtu ?
 			   a->port.active_mtu : b->port.active_mtu;
 	int err;
@@ -256,6 +255,12 @@ static void connect_pair_to(struct __test_metadata *_metadata, FIXTURE_DATA(rc) 
 		return;
 	err = qp_connect_rts(b, c, 7);
 	ASSERT_EQ(0, err) TH_LOG("B to RTS: %s", strerror(err));
+}
+
+static void connect_pair_to(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self,
+			    const struct conn *c, bool b_rts)
+{
+	connect_sides(_metadata, self->a, self->b, c, b_rts);
 }
 
 static void connect_pair(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self,
@@ -2184,6 +2189,48 @@ TEST_F_TIMEOUT(rc, odp_mrs_fault_in_and_follow_the_mapping, 90)
 	EXPECT_EQ(0, ibv_dereg_mr(ob.mr));
 	munmap(oa.buf, BUF_SZ);
 	munmap(ob.buf, 3 * MIB);
+}
+
+/*
+ * A page of B's ODP MR made read-only (the MR grants remote writes): a
+ * WRITE into it fails with a remote access error, and a READ of it still
+ * works, even while B's failed fault is on record.  B's long RNR timer
+ * (655 ms) holds the WRITE's retry back, so the READ, on a second QP,
+ * arrives after B's fault for the WRITE failed and before the WRITE's
+ * retry hears of it: the failure must be the WRITE's alone.
+ */
+TEST_F_TIMEOUT(rc, odp_read_only_page_fails_only_writes, 60)
+{
+	struct side *a = self->a, *b = self->b;
+	struct side ob = {}, a2, b2;
+	struct conn c = conn_defaults();
+	const uint32_t ro_off = MIB;
+	struct ibv_wc wc;
+
+	if (!has_rc_odp(b))
+		SKIP(return, "%s has no RC on-demand paging", ibv_get_device_name(b->ctx->device));
+	c.min_rnr_timer = 0;	/* 655.36 ms */
+	side_odp(_metadata, b, &ob);
+	pattern(ob.buf + ro_off, 4096, 96);
+	ASSERT_EQ(0, mprotect(ob.buf + ro_off, 4096, PROT_READ));
+	connect_sides(_metadata, a, &ob, &c, true);
+	a2 = *a;
+	b2 = ob;
+	connect_sides(_metadata, &a2, &b2, &c, true);
+
+	ASSERT_EQ(0, post_simple(a, 1, IBV_WR_RDMA_WRITE, SRC_OFF, 4096, &ob, ro_off));
+	usleep(200 * 1000);	/* B's fault runs and fails; the retry waits */
+	memset(a2.buf + DST_OFF, 0, 4096);
+	ASSERT_EQ(0, post_simple(&a2, 2, IBV_WR_RDMA_READ, DST_OFF, 4096, &b2, ro_off));
+	EXPECT_WC(a->cq, wc, 2, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(&b2, ro_off, &a2, DST_OFF, 4096);
+	EXPECT_WC(a->cq, wc, 1, IBV_WC_REM_ACCESS_ERR);
+
+	EXPECT_EQ(0, ibv_destroy_qp(a2.qp));
+	EXPECT_EQ(0, ibv_destroy_qp(b2.qp));
+	EXPECT_EQ(0, ibv_destroy_qp(ob.qp));
+	EXPECT_EQ(0, ibv_dereg_mr(ob.mr));
+	munmap(ob.buf, BUF_SZ);
 }
 
 /*
