@@ -16,7 +16,10 @@
 #   (b) interop: requester on sroce1, responder on rdma_rxe, which
 #   acknowledges only when asked: a local operation behind an unsignaled
 #   SEND, and the SEND and WRITE data tests; ATOMIC WRITE both ways where
-#   rdma_rxe has it (6.2 on; it skips before).
+#   rdma_rxe has it (6.2 on; it skips before); sroce's ODP MRs both ways
+#   against rdma_rxe's pinned ones (sroce's requester faulting its own
+#   pages in; rdma_rxe's requester meeting sroce's RNR NAKs for WRITE,
+#   READ and atomics while sroce faults).
 # Each rc_verbs run is one KTAP line here; its own KTAP (one line per test,
 # with expected/got status names on failure) is passed through as
 # diagnostics.
@@ -134,9 +137,9 @@ if [[ $SROCE_DRIVER == sroce ]]; then
 		ok "topology (b) interop, $DEV_B and $RXE_DEV"
 		gb=$(gid_index $DEV_B $IP4_B) gr=$(gid_index $RXE_DEV $IP4_A)
 		rc_suite "$DEV_B -> $RXE_DEV (GIDs $gb, $gr)" "" -d $DEV_B -g "$gb" -D $RXE_DEV -G "$gr" \
-			-t local_op_after_unsignaled_send,sqd_drain_after_unsignaled_sends,send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB,atomic_write,atomic_write_ex
+			-t local_op_after_unsignaled_send,sqd_drain_after_unsignaled_sends,send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB,atomic_write,atomic_write_ex,odp_mrs_fault_in_and_follow_the_mapping
 		rc_suite "$RXE_DEV -> $DEV_B (GIDs $gr, $gb)" "" -d $RXE_DEV -g "$gr" -D $DEV_B -G "$gb" \
-			-t atomic_write_ex
+			-t atomic_write_ex,odp_mrs_fault_in_and_follow_the_mapping
 	else
 		not_ok "topology (b) interop"
 		diag "$(< /tmp/topo.err)"

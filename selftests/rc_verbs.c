@@ -2108,41 +2108,54 @@ static bool has_rc_odp(struct side *s)
 	       (x.odp_caps.per_transport_caps.rc_odp_caps & all) == all;
 }
 
-/* @s with a fresh mapping, never touched, registered on demand as its buffer. */
-static void side_odp(struct __test_metadata *_metadata, struct side *s, struct side *o)
+/*
+ * @s with a fresh mapping, never touched, registered as its buffer: on
+ * demand if @odp, else pinned as usual (the peer of an ODP side whose
+ * device has no ODP).
+ */
+static void side_mapped(struct __test_metadata *_metadata, struct side *s, struct side *o,
+			bool odp)
 {
 	*o = *s;
 	o->buf = mmap(NULL, BUF_SZ, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, o->buf);
-	o->mr = ibv_reg_mr(s->pd, o->buf, BUF_SZ, ALL_ACCESS | IBV_ACCESS_ON_DEMAND);
-	ASSERT_NE(NULL, o->mr) TH_LOG("ibv_reg_mr(IBV_ACCESS_ON_DEMAND): %s", strerror(errno));
+	o->mr = ibv_reg_mr(s->pd, o->buf, BUF_SZ, ALL_ACCESS | (odp ? IBV_ACCESS_ON_DEMAND : 0));
+	ASSERT_NE(NULL, o->mr) TH_LOG("ibv_reg_mr(%s): %s", odp ? "IBV_ACCESS_ON_DEMAND" : "pinned",
+				      strerror(errno));
+}
+
+static void side_odp(struct __test_metadata *_metadata, struct side *s, struct side *o)
+{
+	side_mapped(_metadata, s, o, true);
 }
 
 /*
- * ODP MRs on both sides (IBV_ACCESS_ON_DEMAND: nothing pinned).  Every
- * operation moves data into and out of pages no one has touched (the
- * responder answers with RNR NAKs while it faults them in, the requester
- * faults its own before it sends); then each side's kernel takes its
- * pages back (MADV_DONTNEED) and the next transfers must see what the
- * mapping holds now, zeros and then new bytes, not the pages the MR saw
- * before; a prefetch works; and a WRITE into a part of the MR that is no
- * longer mapped fails with a remote access error.
+ * ODP MRs (IBV_ACCESS_ON_DEMAND: nothing pinned) on both sides, or on the
+ * one whose device has ODP against another device (rdma_rxe, pinned MRs):
+ * every operation moves data into and out of pages no one has touched
+ * (the responder answers with RNR NAKs while it faults them in, the
+ * requester faults its own before it sends); then an ODP side's kernel
+ * takes its pages back (MADV_DONTNEED) and the next transfers must see
+ * what the mapping holds now, zeros and then new bytes, not the pages the
+ * MR saw before; a prefetch works; and a WRITE into a part of an ODP MR
+ * that is no longer mapped fails with a remote access error.
  */
 TEST_F_TIMEOUT(rc, odp_mrs_fault_in_and_follow_the_mapping, 90)
 {
 	static const uint8_t zeros[65536];
 	struct side *a = self->a, *b = self->b;
+	bool odp_a = has_rc_odp(a), odp_b = has_rc_odp(b);
 	struct side oa = {}, ob = {};
 	struct ibv_sge sg;
 	struct ibv_wc wc;
 	uint64_t *word;
 
-	if (!has_rc_odp(a) || !has_rc_odp(b))
-		SKIP(return, "%s or %s has no RC on-demand paging",
+	if (!odp_a && !odp_b)
+		SKIP(return, "neither %s nor %s has RC on-demand paging",
 		     ibv_get_device_name(a->ctx->device), ibv_get_device_name(b->ctx->device));
 	connect_default(_metadata, self);
-	side_odp(_metadata, a, &oa);
-	side_odp(_metadata, b, &ob);
+	side_mapped(_metadata, a, &oa, odp_a);
+	side_mapped(_metadata, b, &ob, odp_b);
 
 	traffic_through(_metadata, &oa, &ob, 91);
 
@@ -2155,40 +2168,47 @@ TEST_F_TIMEOUT(rc, odp_mrs_fault_in_and_follow_the_mapping, 90)
 	EXPECT_EQ(5, *word);
 
 	/* B's pages taken back: READ sees zeros, then what B writes. */
-	ASSERT_EQ(0, madvise(ob.buf, BUF_SZ, MADV_DONTNEED));
-	memset(oa.buf + SRC_OFF, 0xa5, 65536);
-	ASSERT_EQ(0, post_simple(&oa, 7, IBV_WR_RDMA_READ, SRC_OFF, 65536, &ob, DST_OFF));
-	EXPECT_WC(a->cq, wc, 7, IBV_WC_SUCCESS);
-	EXPECT_EQ(-1, first_diff(oa.buf + SRC_OFF, zeros, 65536))
-		TH_LOG("READ after MADV_DONTNEED: not the zeros the mapping holds");
+	if (odp_b) {
+		ASSERT_EQ(0, madvise(ob.buf, BUF_SZ, MADV_DONTNEED));
+		memset(oa.buf + SRC_OFF, 0xa5, 65536);
+		ASSERT_EQ(0, post_simple(&oa, 7, IBV_WR_RDMA_READ, SRC_OFF, 65536, &ob, DST_OFF));
+		EXPECT_WC(a->cq, wc, 7, IBV_WC_SUCCESS);
+		EXPECT_EQ(-1, first_diff(oa.buf + SRC_OFF, zeros, 65536))
+			TH_LOG("READ after MADV_DONTNEED: not the zeros the mapping holds");
+	}
 	pattern(ob.buf + DST_OFF, 65536, 93);
 	ASSERT_EQ(0, post_simple(&oa, 8, IBV_WR_RDMA_READ, SRC_OFF, 65536, &ob, DST_OFF));
 	EXPECT_WC(a->cq, wc, 8, IBV_WC_SUCCESS);
 	EXPECT_SAME_BYTES(&ob, DST_OFF, &oa, SRC_OFF, 65536);
 
 	/* A's pages taken back: a WRITE sends what A's mapping holds now. */
-	ASSERT_EQ(0, madvise(oa.buf, BUF_SZ, MADV_DONTNEED));
+	if (odp_a)
+		ASSERT_EQ(0, madvise(oa.buf, BUF_SZ, MADV_DONTNEED));
 	pattern(oa.buf + SRC_OFF, 65536, 94);
 	ASSERT_EQ(0, post_simple(&oa, 9, IBV_WR_RDMA_WRITE, SRC_OFF, 65536, &ob, DST_OFF));
 	EXPECT_WC(a->cq, wc, 9, IBV_WC_SUCCESS);
 	EXPECT_SAME_BYTES(&oa, SRC_OFF, &ob, DST_OFF, 65536);
 
 	/* Prefetch for writing, waiting for it; a key of no ODP MR is refused. */
-	sg = (struct ibv_sge){ (uintptr_t)oa.buf, BUF_SZ, oa.mr->lkey };
-	EXPECT_EQ(0, ibv_advise_mr(oa.pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
-				   IBV_ADVISE_MR_FLAG_FLUSH, &sg, 1));
-	sg = (struct ibv_sge){ (uintptr_t)a->buf, 4096, a->mr->lkey };
-	EXPECT_NE(0, ibv_advise_mr(a->pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &sg, 1));
+	if (odp_a) {
+		sg = (struct ibv_sge){ (uintptr_t)oa.buf, BUF_SZ, oa.mr->lkey };
+		EXPECT_EQ(0, ibv_advise_mr(oa.pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+					   IBV_ADVISE_MR_FLAG_FLUSH, &sg, 1));
+		sg = (struct ibv_sge){ (uintptr_t)a->buf, 4096, a->mr->lkey };
+		EXPECT_NE(0, ibv_advise_mr(a->pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, &sg, 1));
+	}
 
 	/* Part of B's MR unmapped: nothing to fault in, a remote access error. */
-	ASSERT_EQ(0, munmap(ob.buf + 3 * MIB, MIB));
-	ASSERT_EQ(0, post_simple(&oa, 10, IBV_WR_RDMA_WRITE, SRC_OFF, 4096, &ob, 3 * MIB));
-	EXPECT_WC(a->cq, wc, 10, IBV_WC_REM_ACCESS_ERR);
+	if (odp_b) {
+		ASSERT_EQ(0, munmap(ob.buf + 3 * MIB, MIB));
+		ASSERT_EQ(0, post_simple(&oa, 10, IBV_WR_RDMA_WRITE, SRC_OFF, 4096, &ob, 3 * MIB));
+		EXPECT_WC(a->cq, wc, 10, IBV_WC_REM_ACCESS_ERR);
+	}
 
 	EXPECT_EQ(0, ibv_dereg_mr(oa.mr));
 	EXPECT_EQ(0, ibv_dereg_mr(ob.mr));
 	munmap(oa.buf, BUF_SZ);
-	munmap(ob.buf, 3 * MIB);
+	munmap(ob.buf, odp_b ? 3 * MIB : BUF_SZ);
 }
 
 /*
