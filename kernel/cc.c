@@ -425,7 +425,7 @@ void sroce_cc_rx_cnp(struct sroce_qp *qp, struct sk_buff *skb)
 	u32 rc, rt, alpha;
 	u64 now, cut;
 
-	atomic64_inc(&qp->sdev->stats.rx_cnp);
+	sroce_qp_stat_inc(qp, rx_cnp);
 	if (!READ_ONCE(p->rp_enable) || !sroce_cc_qp_connected(qp))
 		return;
 
@@ -458,7 +458,7 @@ void sroce_cc_rx_cnp(struct sroce_qp *qp, struct sk_buff *skb)
 	alpha = cc->alpha;
 	spin_unlock(&cc->lock);
 
-	atomic64_inc(&qp->sdev->stats.cc_rate_cuts);
+	sroce_qp_stat_inc(qp, cc_rate_cuts);
 	trace_sroce_cc_rate_cut(&qp->ibqp, rc, rt, alpha, SROCE_CC_STAGE_CUT,
 				false);
 }
@@ -488,7 +488,7 @@ void sroce_cc_rx_ce(struct sroce_qp *qp, struct sk_buff *skb)
 	u64 interval, now;
 	struct sk_buff *cnp;
 
-	atomic64_inc(&qp->sdev->stats.rx_ecn_ce);
+	sroce_qp_stat_inc(qp, rx_ecn_ce);
 	if (!READ_ONCE(p->np_enable) || !sroce_cc_qp_connected(qp))
 		return;
 
@@ -508,5 +508,5 @@ void sroce_cc_rx_ce(struct sroce_qp *qp, struct sk_buff *skb)
 		return;
 	sroce_bth_set_becn(sroce_pkt_bth(cnp));
 	if (!sroce_pkt_send(qp, cnp))
-		atomic64_inc(&qp->sdev->stats.tx_cnp);
+		sroce_qp_stat_inc(qp, tx_cnp);
 }

@@ -132,12 +132,12 @@ static void sroce_comp_missing(struct sroce_qp *qp)
 {
 	struct sroce_completer *comp = &qp->comp;
 
-	atomic64_inc(&qp->sdev->stats.comp_out_of_order);
+	sroce_qp_stat_inc(qp, comp_out_of_order);
 	if (comp->retry_started)
 		return;
 	comp->retry_started = true;
 	if (!sroce_req_use_retry(qp)) {
-		atomic64_inc(&qp->sdev->stats.req_retry_exceeded);
+		sroce_qp_stat_inc(qp, req_retry_exceeded);
 		sroce_req_fail(qp, qp->req.tail, IB_WC_RETRY_EXC_ERR);
 		return;
 	}
@@ -223,12 +223,12 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
 		return;
 	}
 	if (code != SROCE_NAK_PSN_SEQ_ERR) {
-		atomic64_inc(&qp->sdev->stats.comp_naks_fatal);
+		sroce_qp_stat_inc(qp, comp_naks_fatal);
 		sroce_req_fail(qp, qp->req.tail, sroce_comp_nak_status(code));
 		return;
 	}
 
-	atomic64_inc(&qp->sdev->stats.comp_naks_seq);
+	sroce_qp_stat_inc(qp, comp_naks_seq);
 	/*
 	 * After an RNR NAK the responder sees the packets we had pipelined
 	 * behind the refused one as out of sequence: this NAK is its echo,
@@ -237,7 +237,7 @@ static void sroce_comp_nak(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
 	if (qp->req.rnr_wait && psn == qp->comp.psn)
 		return;
 	if (!sroce_req_use_retry(qp)) {
-		atomic64_inc(&qp->sdev->stats.req_retry_exceeded);
+		sroce_qp_stat_inc(qp, req_retry_exceeded);
 		sroce_req_fail(qp, qp->req.tail, IB_WC_RETRY_EXC_ERR);
 		return;
 	}
@@ -256,7 +256,7 @@ static void sroce_comp_rnr(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
 		sroce_comp_missing(qp);
 		return;
 	}
-	atomic64_inc(&qp->sdev->stats.comp_rnr_naks);
+	sroce_qp_stat_inc(qp, comp_rnr_naks);
 	sroce_req_rnr_wait(qp, qp->comp.psn, timer_code);
 }
 
@@ -280,7 +280,7 @@ static void sroce_comp_ack_or_nak(struct sroce_qp *qp,
 		break;
 	default:
 		/* Reserved syndrome types. */
-		atomic64_inc(&qp->sdev->stats.comp_dropped);
+		sroce_qp_stat_inc(qp, comp_dropped);
 		break;
 	}
 }
@@ -312,11 +312,11 @@ static bool sroce_comp_hold(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
 			       SROCE_COMP_HELD_DEV_BYTES, skb)) {
 	case SROCE_HELD_ADDED:
 		ctx->held = true;
-		atomic64_inc(&qp->sdev->stats.comp_held);
+		sroce_qp_stat_inc(qp, comp_held);
 		break;
 	case SROCE_HELD_DUPLICATE:
 		/* This copy is dropped. */
-		atomic64_inc(&qp->sdev->stats.comp_duplicates);
+		sroce_qp_stat_inc(qp, comp_duplicates);
 		break;
 	case SROCE_HELD_NO_ROOM:
 		return false;
@@ -358,7 +358,7 @@ static void sroce_comp_learn(struct sroce_qp *qp, struct sk_buff *skb)
 	/* WRITE_ONCE: restrack reads it without the lock. */
 	WRITE_ONCE(comp->patience, min_t(u32, depth + 1,
 					 SROCE_COMP_PATIENCE_MAX));
-	atomic64_inc(&qp->sdev->stats.comp_patience_raised);
+	sroce_qp_stat_inc(qp, comp_patience_raised);
 }
 
 /*
@@ -384,7 +384,7 @@ static struct sroce_swqe *sroce_comp_expect(struct sroce_qp *qp,
 	    (sroce_opcode_has(SROCE_PKT(skb)->opcode, SROCE_HDR_AETH) &&
 	     (sroce_comp_syndrome(skb) & SROCE_AETH_TYPE_MASK) != SROCE_AETH_ACK)) {
 		/* A response that matches no request of ours. */
-		atomic64_inc(&qp->sdev->stats.comp_dropped);
+		sroce_qp_stat_inc(qp, comp_dropped);
 		return NULL;
 	}
 	return swqe;
@@ -455,7 +455,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp,
 		/* Its answer: a READ RESPONSE ONLY without payload. */
 		if (sroce_opcode_rc(pkt->opcode) !=
 		    SROCE_OP_RC_RDMA_READ_RESPONSE_ONLY || pkt->paylen) {
-			atomic64_inc(&qp->sdev->stats.comp_dropped);
+			sroce_qp_stat_inc(qp, comp_dropped);
 			return;
 		}
 		sroce_comp_advance(qp, ctx, sroce_psn_next(psn));
@@ -468,14 +468,14 @@ static void sroce_comp_read_resp(struct sroce_qp *qp,
 	ends = sroce_opcodes[pkt->opcode].flags & SROCE_OPF_LAST;
 	len = last ? swqe->length - offset : qp->req.mtu;
 	if (last != ends || pkt->paylen != len) {
-		atomic64_inc(&qp->sdev->stats.comp_dropped);
+		sroce_qp_stat_inc(qp, comp_dropped);
 		return;
 	}
 
 	status = sroce_comp_copy_payload(qp, swqe, offset, skb, len);
 	if (status == SROCE_WC_PAGE_FAULT) {
 		/* Not placed: asked for again once the pages are in. */
-		atomic64_inc(&qp->sdev->stats.comp_dropped);
+		sroce_qp_stat_inc(qp, comp_dropped);
 		return;
 	}
 	if (status != IB_WC_SUCCESS) {
@@ -507,7 +507,7 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp,
 				      SROCE_TO_MR);
 	if (status == SROCE_WC_PAGE_FAULT) {
 		/* The atomic is replayed for its resend (the same answer). */
-		atomic64_inc(&qp->sdev->stats.comp_dropped);
+		sroce_qp_stat_inc(qp, comp_dropped);
 		return;
 	}
 	if (status != IB_WC_SUCCESS) {
@@ -534,17 +534,17 @@ static bool sroce_comp_accept(struct sroce_qp *qp, struct sk_buff *skb,
 
 	if (req->dying || !req->shadow || !req->started || req->error) {
 		/* Nothing to complete: not connected, in error or going. */
-		atomic64_inc(&qp->sdev->stats.comp_dropped);
+		sroce_qp_stat_inc(qp, comp_dropped);
 		return false;
 	}
 	if (sroce_psn_in_range(psn, qp->comp.psn,
 			       (req->psn_max - qp->comp.psn) & SROCE_PSN_MASK))
 		return true;
 	if (sroce_psn_before(psn, qp->comp.psn)) {
-		atomic64_inc(&qp->sdev->stats.comp_duplicates);
+		sroce_qp_stat_inc(qp, comp_duplicates);
 		sroce_comp_replay_seen(qp, skb, psn);
 	} else {
-		atomic64_inc(&qp->sdev->stats.comp_ghosts);
+		sroce_qp_stat_inc(qp, comp_ghosts);
 	}
 	return false;
 }
@@ -588,7 +588,7 @@ static void sroce_comp_dispatch(struct sroce_qp *qp,
 		break;
 	default:
 		/* recv.c sends only response opcodes here. */
-		atomic64_inc(&qp->sdev->stats.comp_dropped);
+		sroce_qp_stat_inc(qp, comp_dropped);
 		break;
 	}
 }
@@ -615,7 +615,7 @@ static void sroce_comp_held_run(struct sroce_qp *qp,
 		sroce_held_unlink(&qp->comp.held, &qp->sdev->comp_held_bytes,
 				  skb);
 		if (diff)
-			atomic64_inc(&qp->sdev->stats.comp_duplicates);
+			sroce_qp_stat_inc(qp, comp_duplicates);
 		else
 			sroce_comp_dispatch(qp, &one, skb, psn);
 		ctx->progress |= one.progress;

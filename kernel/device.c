@@ -154,6 +154,9 @@ static void sroce_dealloc_driver(struct ib_device *ibdev)
 	WARN_ON(!list_empty(&sdev->xrc_tgt_list));
 	WARN_ON(!xa_empty(&sdev->ah_xa));
 	xa_destroy(&sdev->ah_xa);
+	/* A counter goes with its last QP. */
+	WARN_ON(!xa_empty(&sdev->counter_xa));
+	xa_destroy(&sdev->counter_xa);
 	sroce_mcast_cleanup(sdev);
 	if (sdev->snet)
 		sroce_net_put(sdev->snet);
@@ -206,6 +209,11 @@ static const struct ib_device_ops sroce_dev_ops = {
 	.alloc_ucontext = sroce_alloc_ucontext,
 	.alloc_xrcd = sroce_alloc_xrcd,
 	.attach_mcast = sroce_attach_mcast,
+	.counter_alloc_stats = sroce_counter_alloc_stats,
+	.counter_bind_qp = sroce_counter_bind_qp,
+	.counter_dealloc = sroce_counter_dealloc,
+	.counter_unbind_qp = sroce_counter_unbind_qp,
+	.counter_update_stats = sroce_counter_update_stats,
 	.create_ah = sroce_create_ah,
 	.create_cq = sroce_create_cq,
 	.create_qp = sroce_create_qp,
@@ -355,7 +363,7 @@ static int sroce_check_netdev(struct net_device *ndev)
 /*
  * xa_init_flags() is inline, so every xarray initialised in this file
  * would share one lockdep class.  mr_xa's lock is taken only in process
- * context with BH on (lookups are RCU); qp_xa's and xrc_srq_xa's with BH
+ * context with BH on (lookups are RCU), as is counter_xa's; qp_xa's and xrc_srq_xa's with BH
  * off, also from the receive softirq; ah_xa's with interrupts off (ah.c:
  * ib_cm creates AHs under an IRQ spinlock).  One class for all of them
  * made lockdep report an inconsistent {SOFTIRQ-ON-W} -> {IN-SOFTIRQ-W}
@@ -366,6 +374,7 @@ static struct lock_class_key sroce_mr_xa_key;
 static struct lock_class_key sroce_qp_xa_key;
 static struct lock_class_key sroce_xrc_srq_xa_key;
 static struct lock_class_key sroce_ah_xa_key;
+static struct lock_class_key sroce_counter_xa_key;
 
 static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 {
@@ -392,6 +401,8 @@ static int sroce_dev_create(const char *ibdev_name, struct net_device *ndev)
 	lockdep_set_class(&sdev->xrc_srq_xa.xa_lock, &sroce_xrc_srq_xa_key);
 	spin_lock_init(&sdev->xrc_tgt_lock);
 	INIT_LIST_HEAD(&sdev->xrc_tgt_list);
+	xa_init_flags(&sdev->counter_xa, XA_FLAGS_ALLOC1);
+	lockdep_set_class(&sdev->counter_xa.xa_lock, &sroce_counter_xa_key);
 	xa_init_flags(&sdev->ah_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	lockdep_set_class(&sdev->ah_xa.xa_lock, &sroce_ah_xa_key);
 	spin_lock_init(&sdev->mcg_lock);

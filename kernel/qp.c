@@ -856,6 +856,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 						  ibuc)->ibuc;
 
 	qp->sdev = sdev;
+	RCU_INIT_POINTER(qp->stats, &sdev->stats);
 	qp->user = udata;
 	qp->ucontext = uctx;
 	qp->state = IB_QPS_RESET;

@@ -37,6 +37,7 @@
 #include <linux/completion.h>
 #include <linux/in6.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
@@ -95,6 +96,12 @@ struct sroce_qp {
 	bool sq_sig_all;
 	bool user;
 	struct ib_ucontext *ucontext;	/* a user QP's, for doorbell.c */
+	/*
+	 * Where the QP's own events are counted (sroce_qp_stat_add()): the
+	 * device's counters, or those of the rdma counter it is bound to
+	 * (counter.c), freed only after an RCU grace period once unbound.
+	 */
+	struct sroce_stats __rcu *stats;
 
 	struct sroce_ring sq;		/* producer: provider or post_send */
 	struct sroce_ring rq;		/* producer: provider or post_recv;
@@ -152,6 +159,24 @@ void sroce_qp_put(struct sroce_qp *qp);
 int sroce_qp_packet_mtu(const struct sroce_qp *qp);
 
 /* RC, and the two halves of it that XRC QPs are: acknowledged, in order. */
+/*
+ * Count @n in the QP's counter @field (a field of struct sroce_stats):
+ * the device's, or its bound rdma counter's, so that `rdma statistic qp`
+ * can tell one QP's retransmissions, NAKs and drops from the others'.
+ */
+static inline void sroce_qp_stat_add_at(struct sroce_qp *qp, size_t offset,
+					s64 n)
+{
+	rcu_read_lock();
+	atomic64_add(n, (atomic64_t *)((char *)rcu_dereference(qp->stats) +
+				       offset));
+	rcu_read_unlock();
+}
+
+#define sroce_qp_stat_add(qp, field, n) \
+	sroce_qp_stat_add_at(qp, offsetof(struct sroce_stats, field), n)
+#define sroce_qp_stat_inc(qp, field)	sroce_qp_stat_add(qp, field, 1)
+
 static inline bool sroce_qp_is_reliable(const struct sroce_qp *qp)
 {
 	enum ib_qp_type type = qp->ibqp.qp_type;

@@ -700,7 +700,7 @@ static struct sk_buff *sroce_req_resend_empty(struct sroce_qp *qp,
 		return NULL;
 	sroce_req_fill_hdrs(qp, skb, opcode, swqe, pos);
 	*status = IB_WC_SUCCESS;
-	atomic64_inc(&qp->sdev->stats.req_empty_resends);
+	sroce_qp_stat_inc(qp, req_empty_resends);
 	return skb;
 }
 
@@ -942,7 +942,7 @@ static void sroce_req_advance(struct sroce_qp *qp, struct sroce_swqe *swqe)
 	struct sroce_requester *req = &qp->req;
 
 	if (sroce_psn_before(req->psn, req->psn_max))
-		atomic64_inc(&qp->sdev->stats.req_retransmits);
+		sroce_qp_stat_inc(qp, req_retransmits);
 	req->psn = sroce_swqe_is_read(swqe) ? sroce_psn_next(swqe->last_psn) :
 					      sroce_psn_next(req->psn);
 	if (sroce_psn_after(req->psn, req->psn_max))
@@ -1607,7 +1607,7 @@ void sroce_req_rnr_wait(struct sroce_qp *qp, u32 psn, unsigned int timer_code)
 	unsigned long delay;
 
 	if (!req->rnr_retries_left) {
-		atomic64_inc(&qp->sdev->stats.req_rnr_retry_exceeded);
+		sroce_qp_stat_inc(qp, req_rnr_retry_exceeded);
 		sroce_req_fail(qp, req->tail, IB_WC_RNR_RETRY_EXC_ERR);
 		return;
 	}
@@ -1757,8 +1757,8 @@ static enum sroce_req_probe_result sroce_req_probe(struct sroce_qp *qp)
 	}
 	trace_sroce_retransmit(&qp->ibqp, psn, sroce_psn_next(psn), "probe");
 	req->rtt_timing = false;	/* Karn, as in sroce_req_send_from() */
-	atomic64_inc(&qp->sdev->stats.req_retransmits);
-	atomic64_inc(&qp->sdev->stats.req_probes);
+	sroce_qp_stat_inc(qp, req_retransmits);
+	sroce_qp_stat_inc(qp, req_probes);
 	sroce_pkt_send(qp, skb);
 	return SROCE_PROBE_SENT;
 }
@@ -1824,10 +1824,10 @@ static void sroce_req_handle_timeout(struct sroce_qp *qp)
 		}
 	}
 	req->probes = 0;
-	atomic64_inc(&qp->sdev->stats.req_timeouts);
+	sroce_qp_stat_inc(qp, req_timeouts);
 	trace_sroce_ack_timeout(&qp->ibqp, qp->comp.psn, req->retries_left);
 	if (!sroce_req_use_retry(qp)) {
-		atomic64_inc(&qp->sdev->stats.req_retry_exceeded);
+		sroce_qp_stat_inc(qp, req_retry_exceeded);
 		sroce_req_fail(qp, req->tail, IB_WC_RETRY_EXC_ERR);
 		return;
 	}

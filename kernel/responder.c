@@ -115,14 +115,21 @@ static bool sroce_resp_is_rc(const struct sroce_qp *qp)
 	return sroce_qp_is_reliable(qp);
 }
 
-/* A request dropped without an answer: count @counter and trace it. */
-static void sroce_resp_drop(struct sroce_qp *qp, const struct sroce_pkt *pkt,
-			    atomic64_t *counter)
+/*
+ * A request dropped without an answer: count it in the QP's counter
+ * @field and trace it, naming that counter (a counter's name is its
+ * field's, stats.c).
+ */
+static void sroce_resp_drop_at(struct sroce_qp *qp,
+			       const struct sroce_pkt *pkt, size_t offset,
+			       const char *name)
 {
-	atomic64_inc(counter);
-	trace_sroce_drop(&qp->sdev->ibdev, qp->ibqp.qp_num, pkt->psn,
-			 sroce_stat_name(&qp->sdev->stats, counter));
+	sroce_qp_stat_add_at(qp, offset, 1);
+	trace_sroce_drop(&qp->sdev->ibdev, qp->ibqp.qp_num, pkt->psn, name);
 }
+
+#define sroce_resp_drop(qp, pkt, field) \
+	sroce_resp_drop_at(qp, pkt, offsetof(struct sroce_stats, field), #field)
 
 /* ---- acknowledgments -------------------------------------------------------- */
 
@@ -301,8 +308,7 @@ static enum sroce_resp_result sroce_resp_xrc_request(struct sroce_qp *qp,
 		res = SROCE_RESP_E_INV_REQ;
 	}
 	if (res != SROCE_RESP_DONE)
-		sroce_resp_drop(qp, SROCE_PKT(skb),
-				&qp->sdev->stats.resp_xrc_bad_srq);
+		sroce_resp_drop(qp, SROCE_PKT(skb), resp_xrc_bad_srq);
 	return res;
 }
 
@@ -989,7 +995,7 @@ static void sroce_resp_read_gone(struct sroce_qp *qp)
 	struct sroce_responder *resp = &qp->resp;
 
 	if (resp->read_replay) {
-		atomic64_inc(&qp->sdev->stats.resp_dropped);
+		sroce_qp_stat_inc(qp, resp_dropped);
 		trace_sroce_drop(&qp->sdev->ibdev, qp->ibqp.qp_num,
 				 resp->read_psn, "resp_dropped");
 		resp->read = NULL;
@@ -1315,7 +1321,7 @@ static void sroce_resp_rnr(struct sroce_qp *qp, struct sroce_pkt *pkt,
 
 	if (!sroce_resp_is_rc(qp)) {
 		/* UC: the message is lost. */
-		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_no_recv);
+		sroce_resp_drop(qp, pkt, resp_no_recv);
 		sroce_resp_uc_abandon(resp);
 		resp->uc_drop = true;
 		return;
@@ -1323,7 +1329,7 @@ static void sroce_resp_rnr(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	if (fault && sroce_rnr_timer_usec(timer) <
 		     sroce_rnr_timer_usec(SROCE_RESP_FAULT_RNR_TIMER))
 		timer = SROCE_RESP_FAULT_RNR_TIMER;
-	atomic64_inc(&qp->sdev->stats.resp_rnr_naks);
+	sroce_qp_stat_inc(qp, resp_rnr_naks);
 	sroce_resp_send_ack(qp, SROCE_AETH_RNR_NAK | timer, pkt->psn);
 	/*
 	 * The packets behind this one are already on their way; they would
@@ -1342,9 +1348,9 @@ static void sroce_resp_fatal(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		       res == SROCE_RESP_E_INVAL_KEY;
 
 	if (bad_key)
-		atomic64_inc(&qp->sdev->stats.resp_bad_key);
+		sroce_qp_stat_inc(qp, resp_bad_key);
 	if (sroce_resp_is_rc(qp)) {
-		atomic64_inc(&qp->sdev->stats.resp_fatal_naks);
+		sroce_qp_stat_inc(qp, resp_fatal_naks);
 		sroce_resp_nak(qp, sroce_resp_errors[res].nak, pkt->psn);
 	} else if (res != SROCE_RESP_E_WQE) {
 		/*
@@ -1352,7 +1358,7 @@ static void sroce_resp_fatal(struct sroce_qp *qp, struct sroce_pkt *pkt,
 		 * NAK tells anyone: count what resp_bad_key does not.
 		 */
 		if (!bad_key)
-			sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
+			sroce_resp_drop(qp, pkt, resp_dropped);
 		sroce_resp_uc_abandon(resp);
 		resp->uc_drop = true;
 		return;
@@ -1428,7 +1434,7 @@ static void sroce_resp_outcome(struct sroce_qp *qp, struct sroce_pkt *pkt,
 	case SROCE_RESP_ANSWERED:
 		break;
 	case SROCE_RESP_DROP:
-		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
+		sroce_resp_drop(qp, pkt, resp_dropped);
 		break;
 	case SROCE_RESP_RNR:
 	case SROCE_RESP_RNR_FAULT:
@@ -1461,7 +1467,7 @@ static bool sroce_resp_hold(struct sroce_qp *qp, struct sk_buff *skb, s32 diff)
 	    sroce_held_add(&qp->resp.held, &qp->sdev->resp_held_bytes,
 			   SROCE_RESP_HELD_DEV_BYTES, skb) != SROCE_HELD_ADDED)
 		return false;
-	atomic64_inc(&qp->sdev->stats.resp_held);
+	sroce_qp_stat_inc(qp, resp_held);
 	return true;
 }
 
@@ -1515,7 +1521,7 @@ static void sroce_resp_seq_nak(struct sroce_qp *qp)
 	resp->seq_nak_sent = true;
 	resp->ack_owed = false;
 	resp->unacked = 0;
-	atomic64_inc(&qp->sdev->stats.resp_seq_naks);
+	sroce_qp_stat_inc(qp, resp_seq_naks);
 	sroce_resp_nak(qp, SROCE_NAK_PSN_SEQ_ERR, resp->epsn);
 }
 
@@ -1532,12 +1538,10 @@ static bool sroce_resp_seq_error(struct sroce_qp *qp, struct sk_buff *skb,
 	struct sroce_responder *resp = &qp->resp;
 	bool held = sroce_resp_hold(qp, skb, diff);
 
-	if (!resp->seq_nak_sent) {
+	if (!resp->seq_nak_sent)
 		sroce_resp_seq_nak(qp);
-	} else if (!held) {
-		sroce_resp_drop(qp, SROCE_PKT(skb),
-				&qp->sdev->stats.resp_dropped);
-	}
+	else if (!held)
+		sroce_resp_drop(qp, SROCE_PKT(skb), resp_dropped);
 	return held;
 }
 
@@ -1575,7 +1579,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb)
 	struct sroce_pkt *pkt = SROCE_PKT(skb);
 	struct sroce_resp_res *res;
 
-	atomic64_inc(&qp->sdev->stats.resp_duplicates);
+	sroce_qp_stat_inc(qp, resp_duplicates);
 	switch (sroce_resp_op(skb)->kind) {
 	case SROCE_OPK_READ_REQ:
 		res = sroce_resp_res_find(resp, SROCE_OPK_READ_REQ, pkt->psn);
@@ -1599,7 +1603,7 @@ static void sroce_resp_duplicate(struct sroce_qp *qp, struct sk_buff *skb)
 		}
 		return;
 	}
-	sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
+	sroce_resp_drop(qp, pkt, resp_dropped);
 }
 
 /* ---- UD ------------------------------------------------------------------------ */
@@ -1639,7 +1643,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb)
 	/* The netdev's MTU as it is now (sroce_req_fetch() too). */
 	if (be32_to_cpu(deth->qkey) != qp->attr.qkey ||
 	    pkt->paylen > sroce_qp_packet_mtu(qp)) {
-		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
+		sroce_resp_drop(qp, pkt, resp_dropped);
 		return;
 	}
 	switch (sroce_resp_take_rwqe(qp)) {
@@ -1651,10 +1655,10 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb)
 		sroce_resp_stop(qp);
 		return;
 	case SROCE_RESP_RNR:
-		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_no_recv);
+		sroce_resp_drop(qp, pkt, resp_no_recv);
 		return;
 	default:
-		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
+		sroce_resp_drop(qp, pkt, resp_dropped);
 		return;
 	}
 	/*
@@ -1665,7 +1669,7 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb)
 	 */
 	if (pkt->paylen > resp->rwqe->length ||
 	    resp->rwqe->length - pkt->paylen < SROCE_UD_GRH_LEN) {
-		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
+		sroce_resp_drop(qp, pkt, resp_dropped);
 		return;
 	}
 
@@ -1676,11 +1680,11 @@ static void sroce_resp_ud(struct sroce_qp *qp, struct sk_buff *skb)
 					     sroce_resp_scatter, &s);
 	if (err == -EAGAIN) {
 		/* ODP pages faulting in: lost, as a NIC's would be. */
-		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_no_recv);
+		sroce_resp_drop(qp, pkt, resp_no_recv);
 		return;
 	}
 	if (err) {
-		atomic64_inc(&qp->sdev->stats.resp_bad_key);
+		sroce_qp_stat_inc(qp, resp_bad_key);
 		sroce_resp_complete(qp, NULL, IB_WC_LOC_PROT_ERR);
 		sroce_resp_stop(qp);
 		return;
@@ -1716,7 +1720,7 @@ static void sroce_resp_one(struct sroce_qp *qp, struct sk_buff *skb)
 	s32 diff;
 
 	if (!resp->started || resp->stopped) {
-		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
+		sroce_resp_drop(qp, pkt, resp_dropped);
 		goto out;
 	}
 
@@ -1739,7 +1743,7 @@ static void sroce_resp_one(struct sroce_qp *qp, struct sk_buff *skb)
 		resp->dup_acked = false;
 	} else if (!sroce_resp_uc_accept(resp, pkt)) {
 		/* UC: a packet of a message already lost (IBA 9.8.3). */
-		sroce_resp_drop(qp, pkt, &qp->sdev->stats.resp_dropped);
+		sroce_resp_drop(qp, pkt, resp_dropped);
 		goto out;
 	}
 
@@ -1902,7 +1906,7 @@ void sroce_responder_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 
 	spin_lock_bh(&resp->lock);
 	if (sroce_resp_read_in_flight(resp, skb)) {
-		atomic64_inc(&qp->sdev->stats.resp_read_in_flight);
+		sroce_qp_stat_inc(qp, resp_read_in_flight);
 		sroce_pkt_consume(skb);
 	} else if (sroce_resp_read_restarted(resp, skb)) {
 		/*
@@ -1923,7 +1927,7 @@ void sroce_responder_rcv(struct sroce_qp *qp, struct sk_buff *skb)
 		   !resp->dying) {
 		__skb_queue_tail(&resp->backlog, skb);
 	} else {
-		sroce_resp_drop(qp, SROCE_PKT(skb), &qp->sdev->stats.resp_dropped);
+		sroce_resp_drop(qp, SROCE_PKT(skb), resp_dropped);
 		kfree_skb(skb);
 	}
 	sroce_resp_unlock(qp);

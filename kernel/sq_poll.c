@@ -116,11 +116,11 @@ static bool sroce_sq_poll_wanted(struct sroce_qp *qp)
 /* Another task wants the poller's CPU: see SROCE_SQ_POLL_BACKOFF. */
 static void sroce_sq_poll_leave(struct sroce_qp *qp, bool found_posts)
 {
-	atomic64_inc(&qp->sdev->stats.sq_poll_yields);
+	sroce_qp_stat_inc(qp, sq_poll_yields);
 	if (!found_posts) {
 		WRITE_ONCE(qp->req.poll_backoff,
 			   jiffies + SROCE_SQ_POLL_BACKOFF);
-		atomic64_inc(&qp->sdev->stats.sq_poll_backoffs);
+		sroce_qp_stat_inc(qp, sq_poll_backoffs);
 	}
 }
 
@@ -154,7 +154,7 @@ static void sroce_sq_poll_work(struct work_struct *work)
 		if (producer != seen) {
 			seen = producer;
 			found_posts = true;
-			atomic64_inc(&qp->sdev->stats.sq_poll_kicks);
+			sroce_qp_stat_inc(qp, sq_poll_kicks);
 			last = sroce_sq_poll_pass(qp);
 		} else if (READ_ONCE(req->over_budget)) {
 			/* The pass left the rest to us (requester.c). */
@@ -208,7 +208,7 @@ bool sroce_sq_poll_doorbell(struct sroce_qp *qp)
 	    test_and_set_bit(SROCE_REQ_POLLING, &req->pending))
 		return false;
 	sroce_ring_set_flags(&qp->sq, SROCE_SQ_FLAG_POLLED);
-	atomic64_inc(&qp->sdev->stats.sq_poll_runs);
+	sroce_qp_stat_inc(qp, sq_poll_runs);
 	queue_work_on(cpu, sroce_sq_poll_wq, &req->poll_work);
 	return true;
 }

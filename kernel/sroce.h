@@ -228,6 +228,9 @@ struct sroce_dev {
 	spinlock_t xrc_tgt_lock;
 	struct list_head xrc_tgt_list;
 
+	/* rdma counter ids -> struct sroce_counter (counter.c). */
+	struct xarray counter_xa;
+
 	/* Address handle numbers: ah_num -> struct sroce_ah (ah.c). */
 	struct xarray ah_xa;
 	u32 ah_next;
@@ -322,6 +325,14 @@ int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
 const char *sroce_stat_name(const struct sroce_stats *stats,
 			    const atomic64_t *counter);
+void sroce_stats_read(struct rdma_hw_stats *hw, const struct sroce_stats *s);
+
+/* counter.c: per-QP counters (`rdma statistic qp`) */
+struct rdma_hw_stats *sroce_counter_alloc_stats(struct rdma_counter *counter);
+int sroce_counter_update_stats(struct rdma_counter *counter);
+int sroce_counter_bind_qp(struct rdma_counter *counter, struct ib_qp *ibqp);
+int sroce_counter_unbind_qp(struct ib_qp *ibqp);
+int sroce_counter_dealloc(struct rdma_counter *counter);
 
 /* restrack.c: `rdma resource show ... -dd` */
 int sroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);

@@ -90,17 +90,23 @@ struct rdma_hw_stats *sroce_alloc_hw_port_stats(struct ib_device *ibdev,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
-int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
-		       u32 port, int index)
+/* Copy @s into @hw, allocated by sroce_alloc_hw_port_stats(). */
+void sroce_stats_read(struct rdma_hw_stats *hw, const struct sroce_stats *s)
 {
-	void *base = &to_sdev(ibdev)->stats;
+	const void *base = s;
 	size_t i;
 
 	for (i = 0; i < SROCE_NUM_STATS; i++) {
 		uintptr_t offset = (uintptr_t)sroce_stat_descs[i].priv;
 
-		stats->value[i] = atomic64_read(base + offset);
+		hw->value[i] = atomic64_read(base + offset);
 	}
+}
+
+int sroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index)
+{
+	sroce_stats_read(stats, &to_sdev(ibdev)->stats);
 	return SROCE_NUM_STATS;
 }
 

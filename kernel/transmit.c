@@ -599,9 +599,10 @@ static int sroce_tx_output(struct net *net, struct sk_buff *skb)
 	return err < 0 ? err : 0;
 }
 
-static int sroce_tx_batch_send(struct sroce_dev *sdev,
+static int sroce_tx_batch_send(struct sroce_qp *qp,
 			       struct sroce_tx_batch *batch)
 {
+	struct sroce_dev *sdev = qp->sdev;
 	struct sk_buff *head = batch->head;
 	unsigned int count = batch->count;
 	unsigned int bytes = batch->bytes;
@@ -627,13 +628,13 @@ static int sroce_tx_batch_send(struct sroce_dev *sdev,
 	err = sroce_tx_output(dev_net(sdev->ndev), head);
 	if (err) {
 		batch->lost_psn = first_psn;
-		atomic64_add(count, &sdev->stats.tx_dropped);
+		sroce_qp_stat_add(qp, tx_dropped, count);
 		return err;
 	}
 	if (count > 1)
-		atomic64_inc(&sdev->stats.tx_batches);
-	atomic64_add(count, &sdev->stats.tx_packets);
-	atomic64_add(bytes, &sdev->stats.tx_bytes);
+		sroce_qp_stat_inc(qp, tx_batches);
+	sroce_qp_stat_add(qp, tx_packets, count);
+	sroce_qp_stat_add(qp, tx_bytes, bytes);
 	return 0;
 }
 
@@ -643,7 +644,7 @@ static int sroce_tx_batch_send(struct sroce_dev *sdev,
  * batch so far unless @skb can join it.  @index gets the index @skb is
  * to have in the batch, -1 for none.
  */
-static int sroce_tx_batch_slot(struct sroce_dev *sdev,
+static int sroce_tx_batch_slot(struct sroce_qp *qp,
 			       struct sroce_tx_batch *batch,
 			       const struct sk_buff *skb, bool local, int *index)
 {
@@ -669,7 +670,7 @@ static int sroce_tx_batch_slot(struct sroce_dev *sdev,
 	if (head && (!may_join || batch->count >= SROCE_TX_BATCH_MAX ||
 		     skb->len > ntohs(udp_hdr(head)->len) ||
 		     head->len + skb->len + sizeof(struct ipv6hdr) > U16_MAX)) {
-		err = sroce_tx_batch_send(sdev, batch);
+		err = sroce_tx_batch_send(qp, batch);
 		if (err)
 			return err;
 	}
@@ -705,7 +706,7 @@ static void sroce_tx_batch_add(struct sroce_tx_batch *batch,
 
 int sroce_tx_batch_flush(struct sroce_qp *qp, struct sroce_tx_batch *batch)
 {
-	return sroce_tx_batch_send(qp->sdev, batch);
+	return sroce_tx_batch_send(qp, batch);
 }
 
 /* ---- sending ---------------------------------------------------------------- */
@@ -790,10 +791,11 @@ static struct rtable *sroce_tx_route_ipv4(struct net *net,
 	return rt;
 }
 
-static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
+static int sroce_tx_ipv4(struct sroce_qp *qp, const struct sroce_av *av,
 			 struct dst_cache *cache, struct sk_buff *skb,
 			 struct sroce_tx_batch *batch)
 {
+	struct sroce_dev *sdev = qp->sdev;
 	struct net *net = dev_net(sdev->ndev);
 	struct net_device *local = NULL;
 	struct rtable *rt;
@@ -807,7 +809,7 @@ static int sroce_tx_ipv4(struct sroce_dev *sdev, const struct sroce_av *av,
 	skb_dst_set(skb, &rt->dst);
 	if (rt->rt_type == RTN_LOCAL)
 		local = __ip_dev_find(net, av->daddr.v4, false) ?: rt->dst.dev;
-	err = sroce_tx_batch_slot(sdev, batch, skb, local, &index);
+	err = sroce_tx_batch_slot(qp, batch, skb, local, &index);
 	if (err)
 		goto drop;
 
@@ -855,10 +857,11 @@ static struct dst_entry *sroce_tx_route_ipv6(struct net *net,
 	return dst;
 }
 
-static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
+static int sroce_tx_ipv6(struct sroce_qp *qp, const struct sroce_av *av,
 			 struct dst_cache *cache, struct sk_buff *skb,
 			 struct sroce_tx_batch *batch)
 {
+	struct sroce_dev *sdev = qp->sdev;
 	struct net *net = dev_net(sdev->ndev);
 	struct net_device *local = NULL;
 	struct dst_entry *dst;
@@ -875,7 +878,7 @@ static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
 		goto drop;
 	if (dst_rt6_info(dst)->rt6i_flags & RTF_LOCAL)
 		local = ipv6_dev_find(net, &av->daddr.v6, NULL) ?: dst->dev;
-	err = sroce_tx_batch_slot(sdev, batch, skb, local, &index);
+	err = sroce_tx_batch_slot(qp, batch, skb, local, &index);
 	if (err)
 		goto drop;
 
@@ -891,7 +894,7 @@ drop:
 	return err;
 }
 #else
-static int sroce_tx_ipv6(struct sroce_dev *sdev, const struct sroce_av *av,
+static int sroce_tx_ipv6(struct sroce_qp *qp, const struct sroce_av *av,
 			 struct dst_cache *cache, struct sk_buff *skb,
 			 struct sroce_tx_batch *batch)
 {
@@ -909,7 +912,6 @@ static int sroce_pkt_send_path(struct sroce_qp *qp, const struct sroce_av *av,
 			       struct sk_buff *skb,
 			       struct sroce_tx_batch *batch)
 {
-	struct sroce_dev *sdev = qp->sdev;
 	unsigned int len = skb->len;
 	__be16 sport;
 	int err;
@@ -922,9 +924,9 @@ static int sroce_pkt_send_path(struct sroce_qp *qp, const struct sroce_av *av,
 
 	rcu_read_lock();
 	if (av->family == AF_INET)
-		err = sroce_tx_ipv4(sdev, av, cache, skb, batch);
+		err = sroce_tx_ipv4(qp, av, cache, skb, batch);
 	else if (av->family == AF_INET6)
-		err = sroce_tx_ipv6(sdev, av, cache, skb, batch);
+		err = sroce_tx_ipv6(qp, av, cache, skb, batch);
 	else
 		err = -EDESTADDRREQ;	/* no path: modify_qp never set one */
 	rcu_read_unlock();
@@ -932,13 +934,13 @@ static int sroce_pkt_send_path(struct sroce_qp *qp, const struct sroce_av *av,
 	if (err == -EDESTADDRREQ)
 		kfree_skb(skb);
 	if (err < 0) {
-		atomic64_inc(&sdev->stats.tx_dropped);
+		sroce_qp_stat_inc(qp, tx_dropped);
 		return err;
 	}
 	if (err > 0)
 		return 0;
-	atomic64_inc(&sdev->stats.tx_packets);
-	atomic64_add(len, &sdev->stats.tx_bytes);
+	sroce_qp_stat_inc(qp, tx_packets);
+	sroce_qp_stat_add(qp, tx_bytes, len);
 	return 0;
 }
 

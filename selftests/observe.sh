@@ -5,6 +5,9 @@
 #   - counters (`rdma statistic show link DEV/1`) agree with known RC
 #     traffic: each side sends at least N * ceil(S / MTU) request packets,
 #     what one side sends the other receives, nothing is dropped;
+#   - per-QP counters (`rdma statistic qp`, auto mode by QP type): a
+#     running QP's packets count in its own counter, which goes with the
+#     QP, the link's totals intact;
 #   - `rdma resource show qp/cq/mr/pd` lists the objects of a running
 #     program, with sroce's transport details under -dd;
 #   - the tracepoints fire: every QP goes RESET -> INIT -> RTR -> RTS
@@ -131,6 +134,52 @@ if [[ $have_trace == 1 ]]; then
 	echo 0 > $TRACING/events/sroce/enable
 else
 	skip "QP state events" "no tracepoints"
+fi
+
+# ---- per-QP counters (rdma statistic qp) ----------------------------------------
+# In auto mode by QP type, each RC QP created on DEV_A is bound to an rdma
+# counter at INIT, and its own events (packets sent, retransmissions,
+# NAKs, ...) count there instead of in the device's counters.  While a
+# long ping-pong runs, its QP's counter lists the QP and its packets; once
+# the QP is gone the counter goes, and the link's totals (which the core
+# sums from the device and its counters, current and past) still match
+# what the peer received.
+# qp_counter DEV FIELD: FIELD of DEV's first rdma counter, and its QPs
+qp_counter() {
+	rdma statistic qp show link "$1/1" | awk -v f="$2" '
+		/^link/ { for (i = 1; i < NF; i++) if ($i == f) v = $(i + 1) }
+		/LQPN:/ { q = $2 }
+		END { if (v != "") print v, q }'
+}
+_counter_moving() { local v; v=$(qp_counter $DEV_A tx_packets); [[ ${v%% *} -gt 0 ]]; }
+N2=30000
+if rdma statistic qp set link $DEV_A/1 auto type on; then
+	ok "rdma statistic qp set link $DEV_A/1 auto type on"
+	snap A0 $DEV_A && snap B0 $DEV_B
+	pingpong ibv_rc_pingpong $NS_A $DEV_A $IP4_A $NS_B $DEV_B $IP4_B -c -n $N2 -s 64 > /dev/null &
+	pp_pid=$!
+	bg_pids+=("$pp_pid")
+	if wait_until 60 _counter_moving; then
+		ok "a running RC QP's packets count in its rdma counter"
+		diag "$DEV_A counter: tx_packets, QPs $(qp_counter $DEV_A tx_packets)"
+	else
+		not_ok "a running RC QP's packets count in its rdma counter"
+		diag "$(rdma statistic qp show link $DEV_A/1 2>&1 | cut -c1-300)"
+	fi
+	if wait $pp_pid; then
+		ok "RC ping-pong $N2 x 64 B with the QP bound to a counter"
+	else
+		not_ok "RC ping-pong $N2 x 64 B with the QP bound to a counter"
+		diag "$(< /tmp/pp.srv) $(< /tmp/pp.cli)"
+	fi
+	check_eq "the counter goes with its QP" "" "$(qp_counter $DEV_A tx_packets)"
+	snap A1 $DEV_A && snap B1 $DEV_B
+	check_ge "$DEV_A link tx_packets count the bound QP's $N2 requests" $N2 "$(d A0 A1 tx_packets)"
+	check_eq "$DEV_A link tx_packets == $DEV_B rx_packets after the counter went" \
+		"$(d B0 B1 rx_packets)" "$(d A0 A1 tx_packets)"
+	rdma statistic qp set link $DEV_A/1 auto off
+else
+	not_ok "rdma statistic qp set link $DEV_A/1 auto type on"
 fi
 
 # ---- RC traffic over a lossy link ------------------------------------------------
