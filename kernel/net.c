@@ -14,7 +14,7 @@
  * another namespace) still holds a reference; that device then just drops
  * its reference later.
  */
-#include <linux/if_vlan.h>
+#include <linux/netdevice.h>
 #include <net/ipv6.h>
 #include <net/netns/generic.h>
 #include <net/udp_tunnel.h>
@@ -34,20 +34,39 @@ static struct sroce_net_slot *sroce_net_slot(struct net *net)
 	return net_generic(net, sroce_net_id);
 }
 
-/*
- * Map the receiving netdev to its sroce device.  The reference taken by
- * ib_device_get_by_netdev() keeps the device registered (unregistration
- * waits for it) while the packet is processed.
- */
-static int sroce_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
+static int sroce_net_lower_ibdev(struct net_device *lower,
+				 struct netdev_nested_priv *priv)
 {
-	struct net_device *ndev = skb->dev;
+	struct ib_device **ibdev = priv->data;
+
+	*ibdev = ib_device_get_by_netdev(lower, SROCE_DRIVER_ID);
+	return *ibdev ? 1 : 0;	/* found: stop the walk */
+}
+
+/*
+ * The sroce device of the netdev a packet came in on: the netdev's own,
+ * or, for a device stacked on sroce's netdev (a VLAN, macvlan or ipvlan,
+ * whose addresses the core makes GIDs of sroce's device), that of the
+ * netdev below.  Called under RCU (the UDP receive path).  The reference
+ * taken by ib_device_get_by_netdev() keeps the device registered
+ * (unregistration waits for it) while the packet is processed.
+ */
+static struct ib_device *sroce_net_ibdev(struct net_device *ndev)
+{
 	struct ib_device *ibdev;
+	struct netdev_nested_priv priv = { .data = &ibdev };
 
 	ibdev = ib_device_get_by_netdev(ndev, SROCE_DRIVER_ID);
-	if (!ibdev && is_vlan_dev(ndev))
-		ibdev = ib_device_get_by_netdev(vlan_dev_real_dev(ndev),
-						SROCE_DRIVER_ID);
+	if (!ibdev)
+		netdev_walk_all_lower_dev_rcu(ndev, sroce_net_lower_ibdev,
+					      &priv);
+	return ibdev;
+}
+
+static int sroce_udp_encap_rcv(struct sock *sk, struct sk_buff *skb)
+{
+	struct ib_device *ibdev = sroce_net_ibdev(skb->dev);
+
 	if (!ibdev) {
 		struct sroce_net_slot *slot = sroce_net_slot(sock_net(sk));
 		struct sroce_net *snet = READ_ONCE(slot->snet);

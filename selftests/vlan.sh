@@ -11,7 +11,9 @@
 # sroce <-> sroce and against rdma_rxe on the VLAN both ways.  The VLAN netdev's own packet counter shows the traffic took it, and
 # a device on a VLAN netdev is refused with a clear message.  Then, with the
 # tag and the split of transmit batches done in software on the veth (as
-# on virtio-net), RC over IPv6 and IPv4 with batches.
+# on virtio-net), RC over IPv6 and IPv4 with batches.  Last, a macvlan
+# and an ipvlan netdev on each veth end (same namespace), whose addresses
+# are GIDs too: RC, UD and rping over them.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -168,6 +170,34 @@ fi
 ip link del $VETH_A 2>/dev/null
 topo_cleanup
 rmmod rdma_rxe 2>/dev/null
+
+# (c) a macvlan and an ipvlan netdev on each end of the pair, in the same
+# namespace (the core makes their addresses GIDs of the device below, as
+# for a VLAN): their packets come in on the upper netdev, which sroce maps
+# to the device of the netdev below.  RC data checked, UD, rping over
+# rdma_cm, and the upper netdev's own counter shows the traffic took it.
+has_gid() { [[ -n $(gid_index "$1" "$2") ]]; }
+for kind in macvlan ipvlan; do
+	[[ $kind == macvlan ]] && mode="mode bridge" || mode="mode l2"
+	if topo_pair 2>/tmp/topo.err &&
+	   in_ns $NS_A ip link add up0 link $VETH_A type $kind $mode &&
+	   in_ns $NS_B ip link add up0 link $VETH_B type $kind $mode &&
+	   in_ns $NS_A ip addr add $V4_A/24 dev up0 && in_ns $NS_A ip link set up0 up &&
+	   in_ns $NS_B ip addr add $V4_B/24 dev up0 && in_ns $NS_B ip link set up0 up &&
+	   wait_until 10 has_gid $DEV_A $V4_A && wait_until 10 has_gid $DEV_B $V4_B; then
+		ok "$kind topology: up0 on $VETH_A and $VETH_B, GIDs $(gid_index $DEV_A $V4_A) and $(gid_index $DEV_B $V4_B)"
+		rx0=$(rx_pkts $NS_A up0)
+		pp "RC over $kind, 4 KiB x 50, checked" ibv_rc_pingpong $NS_B $DEV_B $V4_B $NS_A $DEV_A $V4_A -c -n 50 -s 4096
+		check_ge "the RC traffic came in on $NS_A's $kind" 50 $(($(rx_pkts $NS_A up0) - rx0))
+		pp "UD over $kind, 1 KiB x 50, checked" ibv_ud_pingpong $NS_B $DEV_B $V4_B $NS_A $DEV_A $V4_A -c -n 50 -s 1024
+		cm_pair "rping -V over $kind" $NS_A "rping -s -a $V4_A -V -C 30" \
+			$NS_B "rping -c -a $V4_A -V -C 30"
+	else
+		not_ok "$kind topology"
+		diag "$(cat /tmp/topo.err 2>/dev/null; gid_table $DEV_A 2>&1)"
+	fi
+	topo_cleanup
+done
 
 check_dmesg_clean "kernel log clean"
 finish
