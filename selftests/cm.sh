@@ -25,9 +25,6 @@ sroce_load || { not_ok "load the module"; finish; }
 COUNT=${CM_COUNT:-100}
 # Link-local addresses that no MAC's EUI-64 makes (no ff:fe in the middle)
 LL_A=fe80::5a:1 LL_B=fe80::5b:1
-# has_roce_gid DEV GID: DEV's GID table has GID as a RoCE v2 entry
-has_roce_gid() { gid_table "$1" | grep -q " $2 RoCE_v2 "; }
-
 # mckey_from_rxe NAME GROUP: sroce (NS_B) receives 10 multicast messages
 # from rdma_rxe (initial namespace).  rdma_rxe on 6.12 (with rdma-core 44)
 # completes all ten UD sends to a group but transmits the first only: for

@@ -568,6 +568,9 @@ gid_index() {
 	gid_table "$1" | awk -v g="$g" '$2 == g && $3 == "RoCE_v2" { print $1; exit }'
 }
 
+# has_roce_gid DEV GID: DEV's GID table has GID as a RoCE v2 entry
+has_roce_gid() { gid_table "$1" | grep -q " $2 RoCE_v2 "; }
+
 # pingpong PROG SRV_NS SRV_DEV SRV_IP CLI_NS CLI_DEV CLI_IP [ARGS...]
 # Runs a perftest/libibverbs-examples style ping-pong (ibv_rc_pingpong,
 # ibv_ud_pingpong, ...): server PROG on SRV_DEV in SRV_NS, client on CLI_DEV in

@@ -176,7 +176,6 @@ rmmod rdma_rxe 2>/dev/null
 # for a VLAN): their packets come in on the upper netdev, which sroce maps
 # to the device of the netdev below.  RC data checked, UD, rping over
 # rdma_cm, and the upper netdev's own counter shows the traffic took it.
-has_gid() { [[ -n $(gid_index "$1" "$2") ]]; }
 for kind in macvlan ipvlan; do
 	[[ $kind == macvlan ]] && mode="mode bridge" || mode="mode l2"
 	if topo_pair 2>/tmp/topo.err &&
@@ -184,7 +183,8 @@ for kind in macvlan ipvlan; do
 	   in_ns $NS_B ip link add up0 link $VETH_B type $kind $mode &&
 	   in_ns $NS_A ip addr add $V4_A/24 dev up0 && in_ns $NS_A ip link set up0 up &&
 	   in_ns $NS_B ip addr add $V4_B/24 dev up0 && in_ns $NS_B ip link set up0 up &&
-	   wait_until 10 has_gid $DEV_A $V4_A && wait_until 10 has_gid $DEV_B $V4_B; then
+	   wait_until 10 has_roce_gid $DEV_A "$(ipv4_gid $V4_A)" &&
+	   wait_until 10 has_roce_gid $DEV_B "$(ipv4_gid $V4_B)"; then
 		ok "$kind topology: up0 on $VETH_A and $VETH_B, GIDs $(gid_index $DEV_A $V4_A) and $(gid_index $DEV_B $V4_B)"
 		rx0=$(rx_pkts $NS_A up0)
 		pp "RC over $kind, 4 KiB x 50, checked" ibv_rc_pingpong $NS_B $DEV_B $V4_B $NS_A $DEV_A $V4_A -c -n 50 -s 4096
