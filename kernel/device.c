@@ -362,13 +362,13 @@ static int sroce_check_netdev(struct net_device *ndev)
 
 /*
  * xa_init_flags() is inline, so every xarray initialised in this file
- * would share one lockdep class.  mr_xa's lock is taken only in process
- * context with BH on (lookups are RCU), as is counter_xa's; qp_xa's and xrc_srq_xa's with BH
- * off, also from the receive softirq; ah_xa's with interrupts off (ah.c:
- * ib_cm creates AHs under an IRQ spinlock).  One class for all of them
- * made lockdep report an inconsistent {SOFTIRQ-ON-W} -> {IN-SOFTIRQ-W}
- * lock state (and switch itself off) the first time a packet looked up a
- * QP.
+ * would share one lockdep class.  mr_xa's and counter_xa's locks are
+ * taken only in process context with BH on (lookups are RCU); qp_xa's and
+ * xrc_srq_xa's with BH off, also from the receive softirq; ah_xa's with
+ * interrupts off (ah.c: ib_cm creates AHs under an IRQ spinlock).  One
+ * class for all of them made lockdep report an inconsistent
+ * {SOFTIRQ-ON-W} -> {IN-SOFTIRQ-W} lock state (and switch itself off) the
+ * first time a packet looked up a QP.
  */
 static struct lock_class_key sroce_mr_xa_key;
 static struct lock_class_key sroce_qp_xa_key;
