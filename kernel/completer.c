@@ -112,6 +112,7 @@ void sroce_comp_retire(struct sroce_qp *qp, enum ib_wc_status status)
 struct sroce_comp_ctx {
 	bool progress;		/* comp.psn moved */
 	bool held;		/* the response was kept in comp.held */
+	bool fault;		/* ... because its pages are faulting in */
 };
 
 static void sroce_comp_advance(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
@@ -123,15 +124,29 @@ static void sroce_comp_advance(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
 }
 
 /*
+ * Is the response at comp.psn held, its pages faulting in
+ * (sroce_comp_fault())?
+ */
+static bool sroce_comp_fault_waits(struct sroce_qp *qp)
+{
+	struct sk_buff *skb = skb_peek(&qp->comp.held);
+
+	return skb && SROCE_PKT(skb)->psn == qp->comp.psn;
+}
+
+/*
  * Responses were lost (a gap in the PSNs, or an ACK past a READ or atomic
  * whose response never came): resend from comp.psn.  Once per burst: the
  * rest of the out-of-order responses of the same burst are dropped
- * quietly until comp.psn moves again.
+ * quietly until comp.psn moves again.  Not while the response at
+ * comp.psn is kept for its pages: what follows it is no loss.
  */
 static void sroce_comp_missing(struct sroce_qp *qp)
 {
 	struct sroce_completer *comp = &qp->comp;
 
+	if (sroce_comp_fault_waits(qp))
+		return;
 	sroce_qp_stat_inc(qp, comp_out_of_order);
 	if (comp->retry_started)
 		return;
@@ -429,6 +444,35 @@ static enum ib_wc_status sroce_comp_copy_payload(struct sroce_qp *qp,
 }
 
 /*
+ * The response at comp.psn found the WQE's pages faulting in (odp.c).
+ * Keep it, as one past a gap, and place it a tick later, from the
+ * requester's pass (sroce_completer_fault_retry()): nothing is lost, so
+ * nothing is asked for again and no retry is used up; the responses
+ * behind it are held and follow it.  The peer did answer: the retransmit
+ * timer starts over.  Without room to keep it, it is dropped, and the
+ * requester's go-back-N asks for it again.
+ */
+static void sroce_comp_fault(struct sroce_qp *qp, struct sroce_comp_ctx *ctx,
+			     struct sk_buff *skb)
+{
+	sroce_qp_stat_inc(qp, comp_fault_waits);
+	switch (sroce_held_add(&qp->comp.held, &qp->sdev->comp_held_bytes,
+			       SROCE_COMP_HELD_DEV_BYTES, skb)) {
+	case SROCE_HELD_ADDED:
+		ctx->held = true;
+		ctx->fault = true;
+		break;
+	case SROCE_HELD_DUPLICATE:
+		break;		/* another copy waits already */
+	case SROCE_HELD_NO_ROOM:
+		sroce_qp_stat_inc(qp, comp_dropped);
+		return;
+	}
+	sroce_req_alive(qp);
+	sroce_req_fault_retry_later(qp);
+}
+
+/*
  * READ response at @psn: its payload is the message bytes from offset
  * (psn - first_psn) * MTU.  Every packet but the last carries exactly one
  * MTU, the last one the rest; FIRST and MIDDLE may not be last, LAST and
@@ -474,8 +518,7 @@ static void sroce_comp_read_resp(struct sroce_qp *qp,
 
 	status = sroce_comp_copy_payload(qp, swqe, offset, skb, len);
 	if (status == SROCE_WC_PAGE_FAULT) {
-		/* Not placed: asked for again once the pages are in. */
-		sroce_qp_stat_inc(qp, comp_dropped);
+		sroce_comp_fault(qp, ctx, skb);
 		return;
 	}
 	if (status != IB_WC_SUCCESS) {
@@ -506,8 +549,7 @@ static void sroce_comp_atomic_ack(struct sroce_qp *qp,
 	status = sroce_swqe_copy_sges(qp, swqe, 0, &orig, sizeof(orig),
 				      SROCE_TO_MR);
 	if (status == SROCE_WC_PAGE_FAULT) {
-		/* The atomic is replayed for its resend (the same answer). */
-		sroce_qp_stat_inc(qp, comp_dropped);
+		sroce_comp_fault(qp, ctx, skb);
 		return;
 	}
 	if (status != IB_WC_SUCCESS) {
@@ -619,9 +661,20 @@ static void sroce_comp_held_run(struct sroce_qp *qp,
 		else
 			sroce_comp_dispatch(qp, &one, skb, psn);
 		ctx->progress |= one.progress;
+		if (one.fault)
+			break;		/* kept again: its pages are not in yet */
 		if (!one.held)
 			sroce_pkt_consume(skb);
 	}
+}
+
+void sroce_completer_fault_retry(struct sroce_qp *qp)
+{
+	struct sroce_comp_ctx ctx = { };
+
+	sroce_comp_held_run(qp, &ctx);
+	if (ctx.progress && !qp->req.error)
+		sroce_req_acked(qp);
 }
 
 /*

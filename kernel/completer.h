@@ -36,7 +36,8 @@ struct sroce_completer {
 	bool retry_started;
 	/*
 	 * READ responses that arrived past a gap, sorted by PSN, kept until
-	 * the gap fills (sroce_comp_hold()).
+	 * the gap fills (sroce_comp_hold()); and the response at comp.psn
+	 * while the pages it goes to fault in (sroce_comp_fault()).
 	 */
 	struct sk_buff_head held;
 	u32 patience;		/* held responses before a go-back-N
@@ -86,5 +87,11 @@ void sroce_completer_rcv(struct sroce_qp *qp, struct sk_buff *skb);
 
 /* Retire the oldest WQE with @status: CQE if due, free its ring slot. */
 void sroce_comp_retire(struct sroce_qp *qp, enum ib_wc_status status);
+/*
+ * Place the held responses that comp.psn reached: the one at comp.psn was
+ * kept because its pages were faulting in (a requester's pass, a tick
+ * after it asked with sroce_req_fault_retry_later()).
+ */
+void sroce_completer_fault_retry(struct sroce_qp *qp);
 
 #endif /* SROCE_COMPLETER_H */

@@ -23,8 +23,8 @@
  * fault is queued on the MR's work item and the caller tries again
  * later.  The responder answers the request with an RNR NAK, as RoCE NICs
  * do for a page fault, and the requester resends after the NAK's timer;
- * the requester retries its own WQE a tick later; the completer drops a
- * READ response it cannot place, which the requester asks for again.
+ * the requester retries its own WQE a tick later; the completer keeps a
+ * READ response it cannot place and places it a tick later.
  * The requester faults a WQE's pages in before its first packet
  * (sroce_odp_prefault()), so that the last case is a race, not the rule.
  */

@@ -1386,6 +1386,8 @@ static void sroce_req_pass(struct sroce_qp *qp)
 	}
 	sroce_req_handle_timeout(qp);
 	sroce_req_handle_rnr_done(qp);
+	if (test_and_clear_bit(SROCE_REQ_FAULT_RETRY, &req->pending))
+		sroce_completer_fault_retry(qp);
 	sroce_req_check_local_error(qp);
 	if (req->error) {
 		/* WQEs posted in the error state are flushed too. */
@@ -1850,6 +1852,17 @@ static void sroce_req_handle_rnr_done(struct sroce_qp *qp)
 	/* Re-armed after it fired: a newer RNR NAK started a new wait. */
 	if (!timer_pending(&req->rnr_timer))
 		req->rnr_wait = false;
+}
+
+/*
+ * The completer kept the response at comp.psn: the WQE's pages are
+ * faulting in (odp.c).  A pass a tick from now places it, as a WQE whose
+ * own pages are faulting in is tried again a tick later (SROCE_REQ_NOMEM).
+ */
+void sroce_req_fault_retry_later(struct sroce_qp *qp)
+{
+	set_bit(SROCE_REQ_FAULT_RETRY, &qp->req.pending);
+	sroce_req_defer(&qp->req, 1);
 }
 
 /* Timer callbacks only flag and kick: the work happens under req.lock. */

@@ -242,6 +242,7 @@ enum {
 	SROCE_REQ_KICK,		/* run a requester pass */
 	SROCE_REQ_TIMEOUT,	/* the retransmit timer expired */
 	SROCE_REQ_RNR_DONE,	/* the RNR wait is over */
+	SROCE_REQ_FAULT_RETRY,	/* place a response kept for its pages */
 	SROCE_REQ_POLLING,	/* the SQ poller runs, sq_poll.c */
 };
 
@@ -386,6 +387,7 @@ bool sroce_req_use_retry(struct sroce_qp *qp);
 void sroce_req_lost(struct sroce_qp *qp);
 void sroce_req_lost_at_gap(struct sroce_qp *qp);
 void sroce_req_rnr_wait(struct sroce_qp *qp, u32 psn, unsigned int timer_code);
+void sroce_req_fault_retry_later(struct sroce_qp *qp);
 void sroce_req_acked(struct sroce_qp *qp);
 void sroce_req_alive(struct sroce_qp *qp);
 void sroce_req_fail(struct sroce_qp *qp, u32 index, enum ib_wc_status status);

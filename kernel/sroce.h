@@ -169,6 +169,7 @@ struct sroce_stats {
 	atomic64_t comp_naks_seq;
 	atomic64_t comp_naks_fatal;
 	atomic64_t comp_rnr_naks;
+	atomic64_t comp_fault_waits;	/* a response met ODP pages faulting in */
 	atomic64_t comp_duplicates;
 	atomic64_t comp_ghosts;
 	atomic64_t comp_dropped;

@@ -58,6 +58,7 @@ static const struct rdma_stat_desc sroce_stat_descs[] = {
 	SROCE_STAT(comp_naks_seq),
 	SROCE_STAT(comp_naks_fatal),
 	SROCE_STAT(comp_rnr_naks),
+	SROCE_STAT(comp_fault_waits),
 	SROCE_STAT(comp_duplicates),
 	SROCE_STAT(comp_ghosts),
 	SROCE_STAT(comp_dropped),

@@ -137,7 +137,7 @@ if [[ $SROCE_DRIVER == sroce ]]; then
 		ok "topology (b) interop, $DEV_B and $RXE_DEV"
 		gb=$(gid_index $DEV_B $IP4_B) gr=$(gid_index $RXE_DEV $IP4_A)
 		rc_suite "$DEV_B -> $RXE_DEV (GIDs $gb, $gr)" "" -d $DEV_B -g "$gb" -D $RXE_DEV -G "$gr" \
-			-t local_op_after_unsignaled_send,sqd_drain_after_unsignaled_sends,send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB,atomic_write,atomic_write_ex,odp_mrs_fault_in_and_follow_the_mapping
+			-t local_op_after_unsignaled_send,sqd_drain_after_unsignaled_sends,send_sizes_1B_to_1MiB,write_sizes_1B_to_1MiB,atomic_write,atomic_write_ex,odp_mrs_fault_in_and_follow_the_mapping,odp_transfers_through_invalidations
 		rc_suite "$RXE_DEV -> $DEV_B (GIDs $gr, $gb)" "" -d $RXE_DEV -g "$gr" -D $DEV_B -G "$gb" \
 			-t atomic_write_ex,odp_mrs_fault_in_and_follow_the_mapping
 	else

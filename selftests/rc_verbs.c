@@ -2212,6 +2212,131 @@ TEST_F_TIMEOUT(rc, odp_mrs_fault_in_and_follow_the_mapping, 90)
 }
 
 /*
+ * Poll @cq for one completion, fork()ing all the while: each fork
+ * write-protects the process's private pages for copy-on-write, which the
+ * MMU notifier passes on as an invalidation of every ODP MR's pages (the
+ * data stays).  1 with *@wc, or 0 after @ms.
+ */
+static int poll_wc_forking(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
+{
+	uint64_t end = now_ms() + ms;
+	pid_t pid;
+	int n;
+
+	for (;;) {
+		n = ibv_poll_cq(cq, 1, wc);
+		if (n || now_ms() > end)
+			return n;
+		pid = fork();
+		if (pid == 0)
+			_exit(0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
+	}
+}
+
+#define EXPECT_WC_FORKING(cq, wc, want_id) do { \
+	ASSERT_EQ(1, poll_wc_forking((cq), &(wc), WC_WAIT_MS)) \
+		TH_LOG("%s: no completion in %d ms (expected wr_id %llu) while invalidations ran", \
+		       #cq, WC_WAIT_MS, (unsigned long long)(want_id)); \
+	EXPECT_EQ(IBV_WC_SUCCESS, (wc).status) \
+		TH_LOG("%s wr_id %llu: %s", #cq, (unsigned long long)(wc).wr_id, \
+		       ibv_wc_status_str((wc).status)); \
+	EXPECT_EQ((uint64_t)(want_id), (wc).wr_id); \
+} while (0)
+
+/*
+ * ODP MRs whose pages are invalidated again and again while 64 KiB SENDs,
+ * WRITEs and READs move through them (fork() in the polling loop, see
+ * poll_wc_forking()): a page can go between a responder's check and its
+ * copy, between a requester's prefault and its packets, in the middle of
+ * a message.  Every transfer completes with the right bytes, and the
+ * invalidations did happen.
+ */
+TEST_F_TIMEOUT(rc, odp_transfers_through_invalidations, 180)
+{
+	struct side *a = self->a, *b = self->b;
+	bool odp_a = has_rc_odp(a), odp_b = has_rc_odp(b);
+	struct side oa = {}, ob = {};
+	long long inval = hw_counter(odp_b ? b : a, "odp_invalidations");
+	unsigned int round;
+	struct ibv_wc wc;
+
+	if (!odp_a && !odp_b)
+		SKIP(return, "neither %s nor %s has RC on-demand paging",
+		     ibv_get_device_name(a->ctx->device), ibv_get_device_name(b->ctx->device));
+	connect_default(_metadata, self);
+	side_mapped(_metadata, a, &oa, odp_a);
+	side_mapped(_metadata, b, &ob, odp_b);
+
+	for (round = 0; round < 10; round++) {
+		pattern(oa.buf + SRC_OFF, 65536, 200 + round);
+		ASSERT_EQ(0, post_recv(&ob, 1, DST_OFF, 65536));
+		ASSERT_EQ(0, post_simple(&oa, 2, IBV_WR_SEND, SRC_OFF, 65536, &ob, 0));
+		EXPECT_WC_FORKING(a->cq, wc, 2);
+		EXPECT_WC_FORKING(b->cq, wc, 1);
+		EXPECT_SAME_BYTES(&oa, SRC_OFF, &ob, DST_OFF, 65536);
+
+		pattern(oa.buf + SRC_OFF + MIB, 65536, 300 + round);
+		ASSERT_EQ(0, post_simple(&oa, 3, IBV_WR_RDMA_WRITE, SRC_OFF + MIB, 65536,
+					 &ob, DST_OFF + MIB));
+		EXPECT_WC_FORKING(a->cq, wc, 3);
+		EXPECT_SAME_BYTES(&oa, SRC_OFF + MIB, &ob, DST_OFF + MIB, 65536);
+
+		pattern(ob.buf + SRC_OFF, 65536, 400 + round);
+		ASSERT_EQ(0, post_simple(&oa, 4, IBV_WR_RDMA_READ, DST_OFF, 65536, &ob, SRC_OFF));
+		EXPECT_WC_FORKING(a->cq, wc, 4);
+		EXPECT_SAME_BYTES(&ob, SRC_OFF, &oa, DST_OFF, 65536);
+	}
+	if (inval >= 0)
+		EXPECT_LT(inval + 20, hw_counter(odp_b ? b : a, "odp_invalidations"))
+			TH_LOG("fork() did not invalidate the ODP MRs' pages");
+
+	EXPECT_EQ(0, ibv_dereg_mr(oa.mr));
+	EXPECT_EQ(0, ibv_dereg_mr(ob.mr));
+	munmap(oa.buf, BUF_SZ);
+	munmap(ob.buf, BUF_SZ);
+}
+
+/*
+ * A window of 64 KiB WRITEs, posted at once as perftest does (signaled
+ * only every 8th and the last), each into its own 64 KiB of B's ODP MR
+ * that no one has touched: the first packet of each meets a fault, often
+ * while the responder executes the packets it held behind the previous
+ * one's RNR NAK.  All complete, and every byte is where it belongs.
+ */
+TEST_F_TIMEOUT(rc, odp_pipelined_writes_into_untouched_pages, 90)
+{
+	struct side *a = self->a, *b = self->b;
+	struct conn c = conn_defaults();
+	struct side ob = {};
+	const unsigned int n = 32;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+	unsigned int i;
+
+	if (!has_rc_odp(b))
+		SKIP(return, "%s has no RC on-demand paging", ibv_get_device_name(b->ctx->device));
+	c.sq_sig_all = 0;
+	side_odp(_metadata, b, &ob);
+	connect_sides(_metadata, a, &ob, &c, true);
+	pattern(a->buf + SRC_OFF, n * 65536, 97);
+	for (i = 0; i < n; i++) {
+		sg = sge(a, SRC_OFF + i * 65536, 65536);
+		ASSERT_EQ(0, post_wr(a, i, IBV_WR_RDMA_WRITE, &sg, 1,
+				     (uintptr_t)(ob.buf + DST_OFF + i * 65536), ob.mr->rkey, 0,
+				     i % 8 == 7 || i == n - 1 ? IBV_SEND_SIGNALED : 0));
+	}
+	for (i = 7; i < n; i += 8)
+		EXPECT_WC(a->cq, wc, i, IBV_WC_SUCCESS);
+	EXPECT_SAME_BYTES(a, SRC_OFF, &ob, DST_OFF, n * 65536);
+
+	EXPECT_EQ(0, ibv_destroy_qp(ob.qp));
+	EXPECT_EQ(0, ibv_dereg_mr(ob.mr));
+	munmap(ob.buf, BUF_SZ);
+}
+
+/*
  * A page of B's ODP MR made read-only (the MR grants remote writes): a
  * WRITE into it fails with a remote access error, and a READ of it still
  * works, even while B's failed fault is on record.  B's long RNR timer
