@@ -58,7 +58,7 @@ static int sroce_fill_qp_requester(struct sk_buff *msg, struct sroce_qp *qp)
 	if (sroce_put_hex(msg, "next_psn", psn) ||
 	    sroce_put_hex(msg, "max_psn", psn_max) ||
 	    sroce_put_hex(msg, "unacked_psn", comp_psn) ||
-	    sroce_put_u32(msg, "unacked", sroce_psn_diff(psn_max, comp_psn)) ||
+	    sroce_put_u32(msg, "unacked", sroce_psn_diff(comp_psn, psn_max)) ||
 	    sroce_put_u32(msg, "window", READ_ONCE(req->window)) ||
 	    sroce_put_u32(msg, "window_cap", READ_ONCE(req->window_cap)) ||
 	    sroce_put_u32(msg, "sq_size", sroce_ring_size(&qp->sq)) ||
