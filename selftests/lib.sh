@@ -1092,6 +1092,7 @@ _perftest_verdict() {
 	fi
 	not_ok "$1$(_slow "$2")"
 	diag "$5 (client exit $3, server exit $4; 124 = timed out)"
+	[[ -f /tmp/pt.stuck ]] && diag "$(< /tmp/pt.stuck)" && rm -f /tmp/pt.stuck
 	diag "server: $(grep -v '^ [A-Z]' /tmp/pt.srv | tail -n 15)"
 	diag "client: $(grep -v '^ [A-Z]' /tmp/pt.cli | tail -n 15)"
 	return 1
@@ -1121,19 +1122,62 @@ _pt_listening() { [[ -n $(in_ns "$1" ss -Hltn "sport = :$2" 2>/dev/null) ]] || !
 # (e.g. PT_CLIENT_WRAP=(env VAR=VALUE perf stat -o FILE --)), the server
 # under PT_SERVER_WRAP.  The outputs stay in /tmp/pt.srv and /tmp/pt.cli.
 perftest_pair() {
-	local name=$1 sns=$2 sdev=$3 sip=$4 cns=$5 cdev=$6 cip=$7 prog=$8 sgi cgi spid
+	local name=$1 sns=$2 sdev=$3 sip=$4 cns=$5 cdev=$6 cip=$7 prog=$8 sgi cgi spid wpid
 	local port=$((20000 + RANDOM % 10000)) src=0 crc=0 t0=$EPOCHREALTIME
 	shift 8
 	sgi=$(gid_index "$sdev" "$sip")
 	cgi=$(gid_index "$cdev" "$cip")
+	rm -f /tmp/pt.stuck
 	in_ns "$sns" timeout 90 "${PT_SERVER_WRAP[@]}" "$prog" -d "$sdev" -x "$sgi" -F -p $port "$@" \
 		> /tmp/pt.srv 2>&1 &
 	spid=$!
 	wait_until 15 _pt_listening "$sns" $port $spid
+	_pt_watchdog 85 "$prog" "$sdev" "$cdev" &
+	wpid=$!
 	in_ns "$cns" timeout 90 "${PT_CLIENT_WRAP[@]}" "$prog" -d "$cdev" -x "$cgi" -F -p $port "$@" \
 		"${PT_CONNECT:-$sip}" > /tmp/pt.cli 2>&1 || crc=$?
 	wait $spid || src=$?
+	pkill -P $wpid 2>/dev/null
+	kill $wpid 2>/dev/null
+	wait $wpid 2>/dev/null
 	_perftest_verdict "$name" "$t0" $crc $src "$prog $*"
+}
+
+# _pt_qp_brief: of restrack's QP lines (rdma -dd resource show qp), the
+# fields that say where a QP stopped
+_pt_qp_brief() {
+	awk '{
+		out = $2 " qpn " $4
+		for (i = 5; i < NF; i += 2)
+			if ($i ~ /^(state|drv_(next|max|unacked|expected)_psn|drv_unacked|drv_window|drv_sq_inflight|drv_retries_left|drv_rnr_wait|drv_rnr_retries_left|drv_read_resp_held|drv_held|drv_backlog|drv_read_in_progress|drv_seq_nak_sent|drv_rq_posted)$/)
+				out = out " " $i "=" $(i + 1)
+		print out
+	}'
+}
+
+# _pt_watchdog SECS PROG DEV...: if PROG still runs after SECS seconds
+# (timeout(1) stops it at 90), save what a hang leaves behind for the
+# verdict (/tmp/pt.stuck): the devices' QPs as restrack shows them (PSNs,
+# RNR wait, retries left, held packets), their non-zero counters, and
+# PROG's kernel stacks.  A CI log shows little more than the failure's
+# diagnostics, so they must say where it stopped.
+_pt_watchdog() {
+	local secs=$1 prog=$2 d p
+	shift 2
+	sleep "$secs"
+	pgrep -x "$prog" > /dev/null || return 0
+	{
+		echo "$prog still running after $secs s; then:"
+		for p in $(pgrep -x "$prog"); do
+			echo "$prog pid $p kernel stack: $(awk '{ printf "%s ", $2 }' "/proc/$p/stack")"
+		done
+		for d in "$@"; do
+			rdma -dd resource show qp link "$d/1" | grep "comm $prog" | _pt_qp_brief
+			echo "$d counters: $(rdma statistic show link "$d/1" | tr ' ' '\n' |
+				paste - - | awk 'NR > 1 && $2 ~ /^[1-9]/ { printf "%s=%s ", $1, $2 }')"
+		done
+	} > /tmp/pt.stuck.tmp 2>&1
+	mv /tmp/pt.stuck.tmp /tmp/pt.stuck
 }
 
 # ------------------------------------------------------------ two guests ----
