@@ -2130,6 +2130,24 @@ static void side_odp(struct __test_metadata *_metadata, struct side *s, struct s
 }
 
 /*
+ * Connect A and B, and give each a fresh mapping as its buffer (*@oa,
+ * *@ob): on demand where the device has RC ODP, pinned where it has not.
+ * False, with nothing done, if neither device has it.
+ */
+static bool connect_odp_where_offered(struct __test_metadata *_metadata, FIXTURE_DATA(rc) *self,
+				      struct side *oa, struct side *ob)
+{
+	bool odp_a = has_rc_odp(self->a), odp_b = has_rc_odp(self->b);
+
+	if (!odp_a && !odp_b)
+		return false;
+	connect_default(_metadata, self);
+	side_mapped(_metadata, self->a, oa, odp_a);
+	side_mapped(_metadata, self->b, ob, odp_b);
+	return true;
+}
+
+/*
  * ODP MRs (IBV_ACCESS_ON_DEMAND: nothing pinned) on both sides, or on the
  * one whose device has ODP against another device (rdma_rxe, pinned MRs):
  * every operation moves data into and out of pages no one has touched
@@ -2150,12 +2168,9 @@ TEST_F_TIMEOUT(rc, odp_mrs_fault_in_and_follow_the_mapping, 90)
 	struct ibv_wc wc;
 	uint64_t *word;
 
-	if (!odp_a && !odp_b)
+	if (!connect_odp_where_offered(_metadata, self, &oa, &ob))
 		SKIP(return, "neither %s nor %s has RC on-demand paging",
 		     ibv_get_device_name(a->ctx->device), ibv_get_device_name(b->ctx->device));
-	connect_default(_metadata, self);
-	side_mapped(_metadata, a, &oa, odp_a);
-	side_mapped(_metadata, b, &ob, odp_b);
 
 	traffic_through(_metadata, &oa, &ob, 91);
 
@@ -2256,18 +2271,15 @@ static int poll_wc_forking(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
 TEST_F_TIMEOUT(rc, odp_transfers_through_invalidations, 180)
 {
 	struct side *a = self->a, *b = self->b;
-	bool odp_a = has_rc_odp(a), odp_b = has_rc_odp(b);
+	struct side *odp_side = has_rc_odp(b) ? b : a;
 	struct side oa = {}, ob = {};
-	long long inval = hw_counter(odp_b ? b : a, "odp_invalidations");
+	long long inval = hw_counter(odp_side, "odp_invalidations");
 	unsigned int round;
 	struct ibv_wc wc;
 
-	if (!odp_a && !odp_b)
+	if (!connect_odp_where_offered(_metadata, self, &oa, &ob))
 		SKIP(return, "neither %s nor %s has RC on-demand paging",
 		     ibv_get_device_name(a->ctx->device), ibv_get_device_name(b->ctx->device));
-	connect_default(_metadata, self);
-	side_mapped(_metadata, a, &oa, odp_a);
-	side_mapped(_metadata, b, &ob, odp_b);
 
 	for (round = 0; round < 10; round++) {
 		pattern(oa.buf + SRC_OFF, 65536, 200 + round);
@@ -2289,7 +2301,7 @@ TEST_F_TIMEOUT(rc, odp_transfers_through_invalidations, 180)
 		EXPECT_SAME_BYTES(&ob, SRC_OFF, &oa, DST_OFF, 65536);
 	}
 	if (inval >= 0)
-		EXPECT_LT(inval + 20, hw_counter(odp_b ? b : a, "odp_invalidations"))
+		EXPECT_LT(inval + 20, hw_counter(odp_side, "odp_invalidations"))
 			TH_LOG("fork() did not invalidate the ODP MRs' pages");
 
 	EXPECT_EQ(0, ibv_dereg_mr(oa.mr));
