@@ -1162,13 +1162,13 @@ _pt_qp_brief() {
 # PROG's kernel stacks.  A CI log shows little more than the failure's
 # diagnostics, so they must say where it stopped.
 _pt_watchdog() {
-	local secs=$1 prog=$2 d p
+	local secs=$1 prog=$2 d p pids
 	shift 2
 	sleep "$secs"
-	pgrep -x "$prog" > /dev/null || return 0
+	pids=$(pgrep -x "$prog") || return 0
 	{
 		echo "$prog still running after $secs s; then:"
-		for p in $(pgrep -x "$prog"); do
+		for p in $pids; do
 			echo "$prog pid $p kernel stack: $(awk '{ printf "%s ", $2 }' "/proc/$p/stack")"
 		done
 		for d in "$@"; do
