@@ -36,8 +36,10 @@ int sroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	err = sroce_av_set(&ah->av, init->ah_attr);
 	if (err)
 		return err;
-	if (!sroce_res_get(&sdev->num_ah, SROCE_MAX_AH))
-		return -ENOMEM;
+	if (!sroce_res_get(&sdev->num_ah, SROCE_MAX_AH)) {
+		err = -ENOMEM;
+		goto err_av;
+	}
 
 	ah->attr = *init->ah_attr;
 	ah->attr.grh.sgid_attr = NULL;	/* the core holds the reference */
@@ -76,6 +78,8 @@ err_num:
 	sroce_ah_erase(sdev, ah_num);
 err_count:
 	atomic_dec(&sdev->num_ah);
+err_av:
+	sroce_av_release(&ah->av);
 	return err;
 }
 
@@ -85,13 +89,19 @@ int sroce_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 	return 0;
 }
 
-/* After the erase no lookup finds the AH, and none is still reading it. */
+/*
+ * After the erase no lookup finds the AH, and none is still reading it.
+ * A copy of its AV taken before may still be sending: the namespace it
+ * names is freed only after an RCU grace period, which that send, in a
+ * bottom-half-disabled section, holds off.
+ */
 int sroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
 	struct sroce_dev *sdev = to_sdev(ibah->device);
 	struct sroce_ah *ah = to_sah(ibah);
 
 	sroce_ah_erase(sdev, ah->ah_num);
+	sroce_av_release(&ah->av);
 	atomic_dec(&sdev->num_ah);
 	return 0;
 }

@@ -415,6 +415,7 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	spin_unlock_bh(&qp->rq_lock);
 
 	memset(&qp->attr, 0, sizeof(qp->attr));
+	sroce_av_release(&qp->av);
 	memset(&qp->av, 0, sizeof(qp->av));
 	dst_cache_reset(&qp->dst_cache);
 }
@@ -505,7 +506,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 {
 	struct sroce_qp *qp = to_sqp(ibqp);
 	enum ib_qp_state cur, next;
-	struct sroce_av av;
+	struct sroce_av av = {};
 	int err;
 
 	if (mask & ~SROCE_QP_ATTR_MASK)
@@ -577,7 +578,10 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	sroce_qp_store_attr(qp, attr, mask);
 	if (mask & IB_QP_AV) {
+		/* A pass using the old AV holds RCU: see sroce_av_release(). */
+		sroce_av_release(&qp->av);
 		qp->av = av;
+		av.net = NULL;
 		dst_cache_reset(&qp->dst_cache);
 	}
 
@@ -614,6 +618,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = 0;
 out:
 	mutex_unlock(&qp->modify_mutex);
+	sroce_av_release(&av);		/* unless the QP took it */
 	return err;
 }
 
@@ -951,6 +956,7 @@ int sroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		spin_unlock_bh(&sdev->xrc_tgt_lock);
 	}
 	dst_cache_destroy(&qp->dst_cache);	/* nothing sends any more */
+	sroce_av_release(&qp->av);
 	sroce_ring_free(&qp->rq);
 	sroce_ring_free(&qp->sq);
 	mutex_destroy(&qp->modify_mutex);

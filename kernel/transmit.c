@@ -68,6 +68,7 @@ int sroce_av_set(struct sroce_av *av, const struct rdma_ah_attr *ah)
 	const struct ib_gid_attr *sgid_attr;
 	struct sockaddr_storage src, dst;
 	struct net_device *ndev;
+	int err = 0;
 
 	if (!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH))
 		return -EINVAL;
@@ -102,15 +103,33 @@ int sroce_av_set(struct sroce_av *av, const struct rdma_ah_attr *ah)
 		av->daddr.v6 = ((struct sockaddr_in6 *)&dst)->sin6_addr;
 	}
 	/*
-	 * The GID may belong to a VLAN netdev on top of ours (the core adds
-	 * the addresses of upper VLAN devices to the GID table): route out
-	 * of that netdev, so the packet is tagged.
+	 * The GID may belong to a VLAN, macvlan or ipvlan netdev on top of
+	 * ours (the core adds their addresses to the GID table): route out
+	 * of that netdev, so the packet is tagged or carries its MAC, and
+	 * in its namespace, which is a container's when the netdev was
+	 * moved there (net.c receives there too).
 	 */
 	rcu_read_lock();
 	ndev = rdma_read_gid_attr_ndev_rcu(sgid_attr);
-	av->ifindex = IS_ERR(ndev) ? 0 : ndev->ifindex;
+	if (!IS_ERR(ndev)) {
+		av->ifindex = ndev->ifindex;
+		if (!net_eq(dev_net(ndev),
+			    dev_net(to_sdev(sgid_attr->device)->ndev))) {
+			/* NULL for a namespace on its way out */
+			av->net = maybe_get_net(dev_net(ndev));
+			if (!av->net)
+				err = -ENODEV;
+		}
+	}
 	rcu_read_unlock();
-	return 0;
+	return err;
+}
+
+void sroce_av_release(struct sroce_av *av)
+{
+	if (av->net)
+		put_net(av->net);
+	av->net = NULL;
 }
 
 /*
@@ -602,7 +621,6 @@ static int sroce_tx_output(struct net *net, struct sk_buff *skb)
 static int sroce_tx_batch_send(struct sroce_qp *qp,
 			       struct sroce_tx_batch *batch)
 {
-	struct sroce_dev *sdev = qp->sdev;
 	struct sk_buff *head = batch->head;
 	unsigned int count = batch->count;
 	unsigned int bytes = batch->bytes;
@@ -625,7 +643,8 @@ static int sroce_tx_batch_send(struct sroce_qp *qp,
 		if (head->ip_summed != CHECKSUM_PARTIAL)
 			head->ip_summed = CHECKSUM_UNNECESSARY;
 	}
-	err = sroce_tx_output(dev_net(sdev->ndev), head);
+	/* The namespace the batch's route was looked up in. */
+	err = sroce_tx_output(dev_net(skb_dst(head)->dev), head);
 	if (err) {
 		batch->lost_psn = first_psn;
 		sroce_qp_stat_add(qp, tx_dropped, count);
@@ -796,7 +815,7 @@ static int sroce_tx_ipv4(struct sroce_qp *qp, const struct sroce_av *av,
 			 struct sroce_tx_batch *batch)
 {
 	struct sroce_dev *sdev = qp->sdev;
-	struct net *net = dev_net(sdev->ndev);
+	struct net *net = av->net ?: dev_net(sdev->ndev);
 	struct net_device *local = NULL;
 	struct rtable *rt;
 	int err, index;
@@ -862,7 +881,7 @@ static int sroce_tx_ipv6(struct sroce_qp *qp, const struct sroce_av *av,
 			 struct sroce_tx_batch *batch)
 {
 	struct sroce_dev *sdev = qp->sdev;
-	struct net *net = dev_net(sdev->ndev);
+	struct net *net = av->net ?: dev_net(sdev->ndev);
 	struct net_device *local = NULL;
 	struct dst_entry *dst;
 	int err, index;

@@ -29,6 +29,14 @@ struct sroce_av {
 	union sroce_ip saddr;
 	union sroce_ip daddr;
 	int ifindex;		/* the source GID's netdev (a VLAN of ours) */
+	/*
+	 * The namespace of that netdev when it is not the device's (a
+	 * macvlan or ipvlan moved into a container), held; NULL: the
+	 * device's.  A copy of the AV (a UD WQE's) may use it only in the
+	 * RCU read-side section it was copied in, with the owner's
+	 * reference alive at the copy.
+	 */
+	struct net *net;
 };
 
 /*
@@ -37,6 +45,8 @@ struct sroce_av {
  * GRH, or a GID that is not a RoCEv2 IPv4/IPv6 GID.
  */
 int sroce_av_set(struct sroce_av *av, const struct rdma_ah_attr *ah);
+/* Drop what sroce_av_set() took (the namespace); any context. */
+void sroce_av_release(struct sroce_av *av);
 
 /* Does a received packet come from @av's destination to its source? */
 bool sroce_av_match(const struct sroce_av *av, const struct sk_buff *skb);
