@@ -8,6 +8,9 @@
  * sockets live in the namespace of the netdev, which is what makes a device
  * usable inside a container, and they are tunnel sockets: the UDP layer
  * hands every datagram to sroce_udp_encap_rcv() instead of queueing it.
+ * A device also holds the sockets of each namespace one of its GIDs'
+ * netdevs was moved to (a container's macvlan or ipvlan), for as long as
+ * the GID exists (sroce_add_gid()).
  *
  * Kernel sockets do not pin their namespace, so the pernet exit closes the
  * sockets of a dying namespace even if a device (whose netdev was moved to
@@ -18,6 +21,7 @@
 #include <net/ipv6.h>
 #include <net/netns/generic.h>
 #include <net/udp_tunnel.h>
+#include <rdma/ib_cache.h>
 
 #include "sroce.h"
 #include "net.h"
@@ -202,6 +206,52 @@ void sroce_net_put(struct sroce_net *snet)
 		kfree(snet);
 	}
 	mutex_unlock(&sroce_net_mutex);
+}
+
+/*
+ * A GID of an upper netdev (macvlan, ipvlan, VLAN) that lives in another
+ * namespace than the device's netdev: a container's, the netdev moved
+ * there.  Its packets arrive through that namespace's IP stack and UDP
+ * port 4791, so sroce holds the port there too, for as long as the core
+ * has the GID: the GID entry keeps a user reference on that namespace's
+ * sockets in @context.  A GID sroce cannot receive on (rdma_rxe holds the
+ * port there) is refused, as a NIC refuses a GID it cannot program.
+ * Called by the core in process context, under its GID table mutex.
+ */
+int sroce_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct sroce_dev *sdev = to_sdev(attr->device);
+	struct net_device *ndev;
+	struct sroce_net *snet;
+	struct net *net;
+
+	*context = NULL;
+	/* Not rdma_read_gid_attr_ndev_rcu(): the entry is not valid yet. */
+	rcu_read_lock();
+	ndev = rcu_dereference(attr->ndev);
+	/* NULL for a namespace on its way out; held, so its exit waits. */
+	net = ndev ? maybe_get_net(dev_net(ndev)) : NULL;
+	rcu_read_unlock();
+	if (!net)
+		return -ENODEV;
+	snet = NULL;
+	if (!net_eq(net, dev_net(sdev->ndev)))
+		snet = sroce_net_get(net);
+	put_net(net);
+	if (IS_ERR(snet))
+		return PTR_ERR(snet);
+	*context = snet;
+	return 0;
+}
+
+int sroce_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct sroce_net *snet = *context;
+
+	if (snet)
+		sroce_net_put(snet);
+	*context = NULL;
+	return 0;
 }
 
 static void __net_exit sroce_pernet_exit(struct net *net)

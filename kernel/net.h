@@ -8,6 +8,7 @@
 
 #include <linux/skbuff.h>
 #include <net/net_namespace.h>
+#include <rdma/ib_verbs.h>
 
 struct sroce_dev;
 
@@ -33,6 +34,9 @@ void sroce_net_exit(void);
 /* Returns an ERR_PTR (e.g. -EADDRINUSE when rdma_rxe holds the port). */
 struct sroce_net *sroce_net_get(struct net *net);
 void sroce_net_put(struct sroce_net *snet);
+/* The GIDs of netdevs in other namespaces hold one (ib_device_ops). */
+int sroce_add_gid(const struct ib_gid_attr *attr, void **context);
+int sroce_del_gid(const struct ib_gid_attr *attr, void **context);
 /* Does sroce hold UDP port 4791 in @net?  Under rcu_read_lock(). */
 bool sroce_net_receives(struct net *net);
 
