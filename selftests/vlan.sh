@@ -13,7 +13,8 @@
 # tag and the split of transmit batches done in software on the veth (as
 # on virtio-net), RC over IPv6 and IPv4 with batches.  Last, a macvlan
 # and an ipvlan netdev on each veth end (same namespace), whose addresses
-# are GIDs too: RC, UD and rping over them.
+# are GIDs too: RC, UD and rping over them; then the same netdevs moved
+# into a third namespace (a container's), with the programs inside it.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -196,6 +197,56 @@ for kind in macvlan ipvlan; do
 		not_ok "$kind topology"
 		diag "$(cat /tmp/topo.err 2>/dev/null; gid_table $DEV_A 2>&1)"
 	fi
+	topo_cleanup
+done
+
+# (d) the same upper netdevs moved into a third namespace, a container's
+# ($NS_C): the core keeps their addresses as GIDs of the device below, and
+# sroce holds UDP port 4791 in that namespace for as long as such a GID
+# exists (its packets come in through that namespace's IP stack) and
+# routes its packets there.  The programs run inside the container, its
+# peer is $DEV_B on the plain veth end in $NS_B, on the same link.
+NS_C=sroce_c
+V4_C=192.168.77.3
+# port4791 NS: sroce's UDP port 4791 socket in namespace NS
+port4791() { [[ -n $(in_ns "$1" ss -Hulna "sport = :4791" 2>/dev/null) ]]; }
+# gone NS GID: neither the GID on $DEV_A nor the port in NS is left
+gone() { ! has_roce_gid $DEV_A "$2" && ! port4791 "$1"; }
+for kind in macvlan ipvlan; do
+	[[ $kind == macvlan ]] && mode="mode bridge" || mode="mode l2"
+	ip netns del $NS_C 2>/dev/null
+	if topo_pair 2>/tmp/topo.err && ! port4791 "" && ip netns add $NS_C &&
+	   in_ns $NS_A ip link add up0 link $VETH_A type $kind $mode &&
+	   in_ns $NS_A ip link set up0 netns $NS_C &&
+	   in_ns $NS_C ip link set lo up &&
+	   in_ns $NS_C ip addr add $V4_C/24 dev up0 && in_ns $NS_C ip link set up0 up &&
+	   wait_until 10 has_roce_gid $DEV_A "$(ipv4_gid $V4_C)"; then
+		ok "$kind in a container: up0 on $VETH_A moved to $NS_C, GID $(gid_index $DEV_A $V4_C) of $DEV_A"
+		check "sroce holds UDP port 4791 in $NS_C" port4791 $NS_C
+		rx0=$(rx_pkts $NS_C up0)
+		pp "RC from the container's $kind, 4 KiB x 50, checked" ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_C $DEV_A $V4_C -c -n 50 -s 4096
+		check_ge "the RC traffic came in on $NS_C's $kind" 50 $(($(rx_pkts $NS_C up0) - rx0))
+		pp "UD from the container's $kind, 1 KiB x 50, checked" ibv_ud_pingpong $NS_C $DEV_A $V4_C $NS_B $DEV_B $IP4_B -c -n 50 -s 1024
+		rc_data "rc_verbs data tests between the container's $kind and $DEV_B" $NS_C \
+			-d $DEV_A -g "$(gid_index $DEV_A $V4_C)" -D $DEV_B -G "$(gid_index $DEV_B $IP4_B)"
+		cm_pair "rping -V, server in the container's $kind" $NS_C "rping -s -a $V4_C -V -C 30" \
+			$NS_B "rping -c -a $V4_C -V -C 30"
+		cm_pair "rping -V, client in the container's $kind" $NS_B "rping -s -a $IP4_B -V -C 30" \
+			$NS_C "rping -c -a $IP4_B -V -C 30"
+		# The container goes away: its GIDs with it, and the port there.
+		in_ns $NS_C ip addr flush dev up0
+		if wait_until 10 gone $NS_C "$(ipv4_gid $V4_C)"; then
+			ok "the container's address gone: its GID and sroce's port 4791 there too"
+		else
+			not_ok "the container's address gone: its GID and sroce's port 4791 there too"
+			diag "$(gid_table $DEV_A 2>&1; in_ns $NS_C ss -ulna 2>&1)"
+		fi
+		check "the container's namespace deleted" ip netns del $NS_C
+	else
+		not_ok "$kind in a container"
+		diag "$(cat /tmp/topo.err 2>/dev/null; gid_table $DEV_A 2>&1; port4791 "" && echo "port 4791 held in the initial namespace")"
+	fi
+	ip netns del $NS_C 2>/dev/null
 	topo_cleanup
 done
 
