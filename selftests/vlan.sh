@@ -208,6 +208,7 @@ done
 # peer is $DEV_B on the plain veth end in $NS_B, on the same link.
 NS_C=sroce_c
 V4_C=192.168.77.3
+V6_C=fd77::3
 # port4791 NS: sroce's UDP port 4791 socket in namespace NS
 port4791() { [[ -n $(in_ns "$1" ss -Hulna "sport = :4791" 2>/dev/null) ]]; }
 # gone NS GID: neither the GID on $DEV_A nor the port in NS is left
@@ -219,13 +220,16 @@ for kind in macvlan ipvlan; do
 	   in_ns $NS_A ip link add up0 link $VETH_A type $kind $mode &&
 	   in_ns $NS_A ip link set up0 netns $NS_C &&
 	   in_ns $NS_C ip link set lo up &&
-	   in_ns $NS_C ip addr add $V4_C/24 dev up0 && in_ns $NS_C ip link set up0 up &&
-	   wait_until 10 has_roce_gid $DEV_A "$(ipv4_gid $V4_C)"; then
+	   in_ns $NS_C ip addr add $V4_C/24 dev up0 &&
+	   in_ns $NS_C ip addr add $V6_C/64 dev up0 nodad && in_ns $NS_C ip link set up0 up &&
+	   wait_until 10 has_roce_gid $DEV_A "$(ipv4_gid $V4_C)" &&
+	   wait_until 10 has_roce_gid $DEV_A "$(ipv6_gid $V6_C)"; then
 		ok "$kind in a container: up0 on $VETH_A moved to $NS_C, GID $(gid_index $DEV_A $V4_C) of $DEV_A"
 		check "sroce holds UDP port 4791 in $NS_C" port4791 $NS_C
 		rx0=$(rx_pkts $NS_C up0)
 		pp "RC from the container's $kind, 4 KiB x 50, checked" ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_C $DEV_A $V4_C -c -n 50 -s 4096
 		check_ge "the RC traffic came in on $NS_C's $kind" 50 $(($(rx_pkts $NS_C up0) - rx0))
+		PP_CONNECT=$IP4_B pp "RC from the container's $kind, IPv6 GIDs" ibv_rc_pingpong $NS_B $DEV_B $IP6_B $NS_C $DEV_A $V6_C -c -n 50 -s 4096
 		pp "UD from the container's $kind, 1 KiB x 50, checked" ibv_ud_pingpong $NS_C $DEV_A $V4_C $NS_B $DEV_B $IP4_B -c -n 50 -s 1024
 		rc_data "rc_verbs data tests between the container's $kind and $DEV_B" $NS_C \
 			-d $DEV_A -g "$(gid_index $DEV_A $V4_C)" -D $DEV_B -G "$(gid_index $DEV_B $IP4_B)"
@@ -235,7 +239,8 @@ for kind in macvlan ipvlan; do
 			$NS_C "rping -c -a $IP4_B -V -C 30"
 		# The container goes away: its GIDs with it, and the port there.
 		in_ns $NS_C ip addr flush dev up0
-		if wait_until 10 gone $NS_C "$(ipv4_gid $V4_C)"; then
+		if wait_until 10 gone $NS_C "$(ipv4_gid $V4_C)" &&
+		   ! has_roce_gid $DEV_A "$(ipv6_gid $V6_C)"; then
 			ok "the container's address gone: its GID and sroce's port 4791 there too"
 		else
 			not_ok "the container's address gone: its GID and sroce's port 4791 there too"
