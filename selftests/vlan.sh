@@ -237,6 +237,10 @@ for kind in macvlan ipvlan; do
 			$NS_B "rping -c -a $V4_C -V -C 30"
 		cm_pair "rping -V, client in the container's $kind" $NS_B "rping -s -a $IP4_B -V -C 30" \
 			$NS_C "rping -c -a $IP4_B -V -C 30"
+		cm_pair "udaddy, server in the container's $kind" $NS_C "udaddy -b $V4_C" \
+			$NS_B "udaddy -s $V4_C"
+		mckey_pair "mckey, the container's $kind receives" $NS_C $V4_C $NS_B $IP4_B 239.7.8.9
+		mckey_pair "mckey, the container's $kind sends" $NS_B $IP4_B $NS_C $V4_C 239.7.8.10
 		# The container goes away: its GIDs with it, and the port there.
 		in_ns $NS_C ip addr flush dev up0
 		if wait_until 10 gone $NS_C "$(ipv4_gid $V4_C)" &&
