@@ -14,7 +14,8 @@
 # on virtio-net), RC over IPv6 and IPv4 with batches.  Last, a macvlan
 # and an ipvlan netdev on each veth end (same namespace), whose addresses
 # are GIDs too: RC, UD and rping over them; then the same netdevs moved
-# into a third namespace (a container's), with the programs inside it.
+# into a third namespace (a container's), with the programs inside it,
+# and the container ended under traffic.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -213,6 +214,28 @@ V6_C=fd77::3
 port4791() { [[ -n $(in_ns "$1" ss -Hulna "sport = :4791" 2>/dev/null) ]]; }
 # gone NS GID: neither the GID on $DEV_A nor the port in NS is left
 gone() { ! has_roce_gid $DEV_A "$2" && ! port4791 "$1"; }
+# container_killed_under_traffic: RC between $NS_C and $NS_B, moving; the
+# container's side killed with its namespace, then the peer; the GID goes
+container_killed_under_traffic() {
+	local port=$((20000 + RANDOM % 10000)) spid cpid rx0 moving=1
+	# ip netns exec execs the program: $! is the program's PID
+	ip netns exec $NS_B ibv_rc_pingpong -d $DEV_B -g "$(gid_index $DEV_B $IP4_B)" \
+		-p $port -n 100000000 -s 4096 > /dev/null 2>&1 &
+	spid=$!
+	sleep 1
+	rx0=$(rx_pkts $NS_C up0)
+	ip netns exec $NS_C ibv_rc_pingpong -d $DEV_A -g "$(gid_index $DEV_A $V4_C)" \
+		-p $port -n 100000000 -s 4096 $IP4_B > /dev/null 2>&1 &
+	cpid=$!
+	_moving() { (($(rx_pkts $NS_C up0) - rx0 > 200)); }
+	wait_until 20 _moving || { diag "no RC traffic in $NS_C"; moving=0; }
+	kill -9 $cpid
+	wait $cpid 2>/dev/null
+	ip netns del $NS_C
+	kill -9 $spid
+	wait $spid 2>/dev/null
+	wait_until 20 gone $NS_C "$(ipv4_gid $V4_C)" && ((moving))
+}
 for kind in macvlan ipvlan; do
 	[[ $kind == macvlan ]] && mode="mode bridge" || mode="mode l2"
 	ip netns del $NS_C 2>/dev/null
@@ -250,7 +273,16 @@ for kind in macvlan ipvlan; do
 			not_ok "the container's address gone: its GID and sroce's port 4791 there too"
 			diag "$(gid_table $DEV_A 2>&1; in_ns $NS_C ss -ulna 2>&1)"
 		fi
-		check "the container's namespace deleted" ip netns del $NS_C
+		# The container ends under traffic: its processes killed, its
+		# namespace deleted (the QP held it until then), the GID gone.
+		in_ns $NS_C ip addr add $V4_C/24 dev up0
+		if wait_until 10 has_roce_gid $DEV_A "$(ipv4_gid $V4_C)" &&
+		   container_killed_under_traffic; then
+			ok "the container ended under traffic: its GID went with it"
+		else
+			not_ok "the container ended under traffic: its GID went with it"
+			diag "$(gid_table $DEV_A 2>&1)"
+		fi
 	else
 		not_ok "$kind in a container"
 		diag "$(cat /tmp/topo.err 2>/dev/null; gid_table $DEV_A 2>&1; port4791 "" && echo "port 4791 held in the initial namespace")"
