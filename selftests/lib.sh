@@ -1003,9 +1003,12 @@ topo_cleanup() {
 # librdmacm's example programs and perftest (-R: over rdma_cm) between two
 # namespaces ("" is the initial one); each records a KTAP line.
 
-# _cm_listening PID: an rdma_cm ID listens (or server PID is gone)
+# _cm_listening PID [PORT]: an rdma_cm ID listens (on PORT, if given), or
+# the server PID is gone
 _cm_listening() {
-	[[ $(rdma resource show cm_id 2>/dev/null) == *LISTEN* ]] || ! kill -0 "$1" 2>/dev/null
+	local re=LISTEN
+	[[ -n ${2:-} ]] && re="LISTEN.*:$2( |\$)"
+	rdma resource show cm_id 2>/dev/null | grep -qE "$re" || ! kill -0 "$1" 2>/dev/null
 }
 
 # cm_pair NAME SRV_NS SRV_CMD CLI_NS CLI_CMD: run a librdmacm server and client
@@ -1106,7 +1109,9 @@ perftest_cm() {
 	shift 7
 	in_ns "$sns" timeout 90 "$prog" -d "$sdev" -R -F -p $port "$@" > /tmp/pt.srv 2>&1 &
 	spid=$!
-	wait_until 20 _cm_listening $spid
+	# this server's port: another program's listening ID is no sign
+	# (a client too early is rejected, and perftest may crash on that)
+	wait_until 20 _cm_listening $spid $port
 	in_ns "$cns" timeout 90 "$prog" -d "$cdev" -R -F -p $port "$@" "$sip" > /tmp/pt.cli 2>&1 || crc=$?
 	wait $spid || src=$?
 	_perftest_verdict "$name" "$t0" $crc $src "$prog -R $*"
@@ -1312,10 +1317,6 @@ _pair_finish() {
 
 # _pair_tcp_listening PORT PID: something listens on TCP PORT, or PID ended
 _pair_tcp_listening() { [[ -n $(ss -Hltn "sport = :$1" 2>/dev/null) ]] || ! kill -0 "$2" 2>/dev/null; }
-# _pair_cm_listening PORT PID: an rdma_cm ID listens on PORT, or PID ended
-_pair_cm_listening() {
-	rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1\( \|$\)" || ! kill -0 "$2" 2>/dev/null
-}
 
 # pair_run KIND SRV_SIDE TIMEOUT PROG ARGS...: PROG's server in guest
 # SRV_SIDE (a or b), its client in the other, on the devices of pair_setup.
@@ -1357,7 +1358,7 @@ pair_run() {
 		_pair_start "$tmo" "${PAIR_CMD[@]}"
 		pid=$PAIR_PID
 		if [[ $kind == rping || $kind == ptcm ]]; then
-			wait_until 20 _pair_cm_listening $port $pid
+			wait_until 20 _cm_listening $pid $port
 		else
 			wait_until 20 _pair_tcp_listening $port $pid
 		fi
