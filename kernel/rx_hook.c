@@ -15,8 +15,13 @@
  * The IP header is checked here as ip_rcv() would (version, length,
  * checksum); sroce_rcv() checks the rest.
  *
- * What it costs: netfilter never sees the RoCE packets the hook takes (as
- * with a RoCE NIC), and a netdev has one rx_handler, so while the hook is
+ * The hook takes only what nothing in the IP stack would look at: while
+ * the netdev's namespace has a netfilter hook (an iptables or nftables
+ * rule, conntrack) where IPv4 input passes, or an inbound IPsec policy,
+ * its packets go on to the IP stack, so turning the hook on never lets a
+ * packet around a firewall (sroce_rx_hook_policed()).
+ *
+ * What it costs: a netdev has one rx_handler, so while the hook is
  * attached the netdev cannot become a bridge, bond or team port or the
  * lower device of a macvlan or ipvlan (those fail with EBUSY); a netdev
  * that already has an rx_handler keeps it and the device uses the socket
@@ -34,6 +39,8 @@
  */
 #include <linux/inetdevice.h>
 #include <linux/netdevice.h>
+#include <linux/netfilter.h>
+#include <linux/xfrm.h>
 #include <net/ip.h>
 #include <net/udp_tunnel.h>
 
@@ -105,6 +112,28 @@ static bool sroce_rx_hook_wants(struct sk_buff *skb)
 	return sroce_rx_hook_for_us(skb->dev, iph->daddr);
 }
 
+/*
+ * Would the IP stack do more with an IPv4 packet to this host than route
+ * and deliver it?  A netfilter hook at PRE_ROUTING or LOCAL_IN (any table,
+ * of any user: iptables, nftables, conntrack, IPVS), or an inbound IPsec
+ * policy (xfrm4_policy_check() in the UDP input, before the tunnel
+ * socket's encap_rcv).  The core keeps these pointers NULL and the count 0
+ * while there are none, so it costs two loads and a counter read.
+ */
+static bool sroce_rx_hook_policed(const struct net *net)
+{
+#if IS_ENABLED(CONFIG_NETFILTER)
+	if (rcu_access_pointer(net->nf.hooks_ipv4[NF_INET_PRE_ROUTING]) ||
+	    rcu_access_pointer(net->nf.hooks_ipv4[NF_INET_LOCAL_IN]))
+		return true;
+#endif
+#if IS_ENABLED(CONFIG_XFRM)
+	if (READ_ONCE(net->xfrm.policy_count[XFRM_POLICY_IN]))
+		return true;
+#endif
+	return false;
+}
+
 /* One datagram, checked by sroce_rx_hook_wants(), data at its IP header. */
 static void sroce_rx_hook_one(struct sroce_dev *sdev, struct sk_buff *skb)
 {
@@ -158,7 +187,12 @@ static rx_handler_result_t sroce_rx_hook(struct sk_buff **pskb)
 
 	if (!sroce_rx_hook_wants(skb))
 		return RX_HANDLER_PASS;
+	/* Valid while the handler is attached: sroce_rx_hook_detach(). */
 	sdev = rcu_dereference(skb->dev->rx_handler_data);
+	if (sroce_rx_hook_policed(dev_net(skb->dev))) {
+		atomic64_inc(&sdev->stats.rx_hook_deferred);
+		return RX_HANDLER_PASS;
+	}
 	if (!ib_device_try_get(&sdev->ibdev))
 		return RX_HANDLER_PASS;		/* going away: as without us */
 

@@ -127,6 +127,7 @@ struct sroce_stats {
 	/* recv.c */
 	atomic64_t rx_packets;
 	atomic64_t rx_hooked;		/* of those, taken before the IP stack */
+	atomic64_t rx_hook_deferred;	/* left to it for netfilter, IPsec */
 	atomic64_t rx_bytes;
 	atomic64_t rx_dropped;		/* sum of the reasons below */
 	atomic64_t rx_bad_header;

@@ -21,6 +21,7 @@
 static const struct rdma_stat_desc sroce_stat_descs[] = {
 	SROCE_STAT(rx_packets),
 	SROCE_STAT(rx_hooked),
+	SROCE_STAT(rx_hook_deferred),
 	SROCE_STAT(rx_bytes),
 	SROCE_STAT(rx_dropped),
 	SROCE_STAT(rx_bad_header),
