@@ -10,11 +10,18 @@
 #      (data checked byte for byte); every packet each device received was
 #      taken by the hook (rx_hooked == rx_packets), and the UDP layer of
 #      neither namespace saw a datagram.
-#   3. while hooked, the netdev's rx_handler is taken (a macvlan on it fails
+#   3. an nftables rule in one namespace: its device's packets go through
+#      the IP stack (rx_hook_deferred; rx_hooked stays 0), where the rule
+#      counts them; data as before; a drop rule stops RC traffic (retry
+#      counter exceeded), which the hook would have let around it.
+#   4. an inbound IPsec policy that blocks UDP 4791 stops RC traffic the
+#      same way; with the rule and the policy gone the hook takes every
+#      packet again.
+#   5. while hooked, the netdev's rx_handler is taken (a macvlan on it fails
 #      with EBUSY); after `rdma link delete` it is free again.
-#   4. a netdev that already has an rx_handler (a macvlan on it): the device
+#   6. a netdev that already has an rx_handler (a macvlan on it): the device
 #      uses the socket path (rx_hooked stays 0), data as before.
-#   5. the netdev goes away while hooked: the device goes with it.
+#   7. the netdev goes away while hooked: the device goes with it.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -45,6 +52,7 @@ sub_verdict -n "malformed.sh with fast_rx=1" $rc "$out" "$t0"
 sroce_load || { not_ok "load the module"; finish; }
 [[ -w $PARAM ]] || { not_ok "$PARAM exists"; finish; }
 
+COUNTERS="rx_packets rx_hooked rx_hook_deferred"
 udp_in() { in_ns "$1" awk '/^Udp:/ && $2 ~ /^[0-9]+$/ { print $2 }' /proc/net/snmp; }
 ctr() { port_attr "$1" "hw_counters/$2"; }
 
@@ -58,27 +66,65 @@ data_run() {
 	if [[ -z $ga || -z $gb ]]; then
 		not_ok "rc_verbs data tests, $label: RoCE v2 GIDs of $IP4_A on $DEV_A ('$ga') and $IP4_B on $DEV_B ('$gb')"
 		diag "$(gid_table $DEV_A; gid_table $DEV_B)"
-		D=([$DEV_A:rx_packets]=0 [$DEV_A:rx_hooked]=0 [$DEV_B:rx_packets]=0 [$DEV_B:rx_hooked]=0
+		D=([$DEV_A:rx_packets]=0 [$DEV_A:rx_hooked]=0 [$DEV_A:rx_hook_deferred]=0
+		   [$DEV_B:rx_packets]=0 [$DEV_B:rx_hooked]=0 [$DEV_B:rx_hook_deferred]=0
 		   [a:udp]=0 [b:udp]=0)
 		return 1
 	fi
 	for d in $DEV_A $DEV_B; do
-		for c in rx_packets rx_hooked; do before[$d:$c]=$(ctr $d $c); done
+		for c in $COUNTERS; do before[$d:$c]=$(ctr $d $c); done
 	done
 	before[a:udp]=$(udp_in $NS_A) before[b:udp]=$(udp_in $NS_B)
 	rc_run "rc_verbs data tests, $label" $NS_A -d $DEV_A -g "$ga" -D $DEV_B -G "$gb" -t $DATA_TESTS
 	for d in $DEV_A $DEV_B; do
-		for c in rx_packets rx_hooked; do D[$d:$c]=$(( $(ctr $d $c) - ${before[$d:$c]} )); done
+		for c in $COUNTERS; do D[$d:$c]=$(( $(ctr $d $c) - ${before[$d:$c]} )); done
 	done
 	D[a:udp]=$(( $(udp_in $NS_A) - ${before[a:udp]} ))
 	D[b:udp]=$(( $(udp_in $NS_B) - ${before[b:udp]} ))
-	diag "$label: $DEV_A rx $((D[$DEV_A:rx_packets])) hooked $((D[$DEV_A:rx_hooked])), $DEV_B rx $((D[$DEV_B:rx_packets])) hooked $((D[$DEV_B:rx_hooked])); UDP datagrams $NS_A $((D[a:udp])) $NS_B $((D[b:udp]))"
+	diag "$label: $DEV_A rx ${D[$DEV_A:rx_packets]} hooked ${D[$DEV_A:rx_hooked]} deferred ${D[$DEV_A:rx_hook_deferred]}, $DEV_B rx ${D[$DEV_B:rx_packets]} hooked ${D[$DEV_B:rx_hooked]} deferred ${D[$DEV_B:rx_hook_deferred]}; UDP datagrams $NS_A ${D[a:udp]} $NS_B ${D[b:udp]}"
+}
+
+NFT_TABLE="inet sroce_fastrx" ROCE_PORT=4791
+nft_counted() { in_ns $NS_A nft list counter $NFT_TABLE roce | awk '$1 == "packets" { print $2 }'; }
+
+# pp_counted LABEL PINGPONG-ARGS...: pingpong; its exit in PP_RC, DEV_A's
+# counter deltas in D[dev:counter]
+PP_RC=0
+pp_counted() {
+	local label=$1 c
+	declare -A before
+	shift
+	for c in $COUNTERS; do before[$c]=$(ctr $DEV_A $c); done
+	PP_RC=0
+	pingpong "$@" || PP_RC=$?
+	for c in $COUNTERS; do D[$DEV_A:$c]=$(( $(ctr $DEV_A $c) - ${before[$c]} )); done
+	diag "$label: $1 exit $PP_RC; $DEV_A rx ${D[$DEV_A:rx_packets]} hooked ${D[$DEV_A:rx_hooked]} deferred ${D[$DEV_A:rx_hook_deferred]}"
+}
+
+# blocked WHAT: with WHAT in NS_A in the way of RoCE packets to DEV_A, an
+# ibv_rc_pingpong from NS_A to NS_B fails (both sides' retries run out),
+# and the hook took none of DEV_A's packets
+blocked() {
+	pp_counted "$1" ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 5
+	if [[ $PP_RC != 0 ]] && grep -q 'retry counter exceeded' <<< "$PP_OUT"; then
+		ok "$1 stops RC traffic to $DEV_A (retry counter exceeded)"
+	else
+		not_ok "$1 stops RC traffic to $DEV_A (retry counter exceeded)"
+		diag "$PP_OUT"
+	fi
+	check_eq "$DEV_A: no packet taken by the hook" "${D[$DEV_A:rx_hooked]}" 0
+	check "$DEV_A: its packets left to the IP stack (rx_hook_deferred)" \
+		test "${D[$DEV_A:rx_hook_deferred]}" -gt 0
 }
 
 # 2. the hook takes every packet
 echo 1 > $PARAM
 if topo_pair 2>/tmp/topo.err; then
 	ok "topology (a) with fast_rx=1"
+	# A missing one would end this block at its first arithmetic error.
+	for c in $COUNTERS; do
+		check "$DEV_A has counter $c" test -r "$IB/$DEV_A/ports/1/hw_counters/$c" || finish
+	done
 	data_run "fast_rx=1"
 	for d in $DEV_A $DEV_B; do
 		check "$d received packets" test "${D[$d:rx_packets]}" -gt 100
@@ -88,7 +134,49 @@ if topo_pair 2>/tmp/topo.err; then
 	check_eq "UDP layer of $NS_A saw no datagram" "${D[a:udp]}" 0
 	check_eq "UDP layer of $NS_B saw no datagram" "${D[b:udp]}" 0
 
-	# 3. the rx_handler is taken while hooked, free after link delete
+	# 3. netfilter in NS_A: DEV_A's packets go to the IP stack and its rule
+	if ! command -v nft > /dev/null; then
+		skip "netfilter rules over the hook" "nft not installed (nftables, scripts/install-deps)"
+	elif in_ns $NS_A nft -f - <<-EOF
+		table $NFT_TABLE {
+			counter roce { }
+			chain input {
+				type filter hook input priority 0; policy accept;
+				udp dport $ROCE_PORT counter name roce
+			}
+		}
+	EOF
+	then
+		data_run "fast_rx=1, an nftables rule in $NS_A"
+		check_eq "$DEV_A: no packet taken by the hook" "${D[$DEV_A:rx_hooked]}" 0
+		check "$DEV_A: its packets left to the IP stack (rx_hook_deferred)" \
+			test "${D[$DEV_A:rx_hook_deferred]}" -gt 0
+		check "$DEV_A's packets came through the UDP socket" \
+			test "${D[a:udp]}" -ge "${D[$DEV_A:rx_packets]}"
+		check "the nftables rule in $NS_A counted them" test "$(nft_counted)" -gt 0
+		check_eq "$DEV_B: still every packet hooked" "${D[$DEV_B:rx_hooked]}" "${D[$DEV_B:rx_packets]}"
+
+		in_ns $NS_A nft add rule $NFT_TABLE input udp dport $ROCE_PORT drop
+		blocked "an nftables drop rule in $NS_A"
+		in_ns $NS_A nft delete table $NFT_TABLE
+	else
+		not_ok "an nftables table in $NS_A"
+	fi
+
+	# 4. an inbound IPsec policy in NS_A that blocks RoCE
+	if in_ns $NS_A ip xfrm policy add src $IP4_B/32 dst $IP4_A/32 proto udp \
+		dport $ROCE_PORT dir in action block; then
+		blocked "an inbound IPsec policy in $NS_A"
+		in_ns $NS_A ip xfrm policy flush
+	else
+		not_ok "an IPsec policy in $NS_A"
+	fi
+	pp_counted "no rule, no policy" ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 50
+	check "ibv_rc_pingpong without them" test $PP_RC = 0
+	check "$DEV_A received packets" test "${D[$DEV_A:rx_packets]}" -gt 0
+	check_eq "$DEV_A: every packet taken by the hook again" "${D[$DEV_A:rx_hooked]}" "${D[$DEV_A:rx_packets]}"
+
+	# 5. the rx_handler is taken while hooked, free after link delete
 	check_fails "macvlan on hooked $VETH_B is refused" "busy" \
 		in_ns $NS_B ip link add fastrx_mv link $VETH_B type macvlan
 	in_ns $NS_B rdma link delete $DEV_B
@@ -96,7 +184,7 @@ if topo_pair 2>/tmp/topo.err; then
 	check "macvlan on $VETH_B after rdma link delete" \
 		in_ns $NS_B ip link add fastrx_mv link $VETH_B type macvlan
 
-	# 4. with the rx_handler taken, the device falls back to the socket path
+	# 6. with the rx_handler taken, the device falls back to the socket path
 	check "re-add $DEV_B on $VETH_B (macvlan holds the rx_handler)" \
 		in_ns $NS_B rdma link add $DEV_B type sroce netdev $VETH_B
 	wait_until 10 [ "$(port_state $DEV_B)" = ACTIVE ]
@@ -106,7 +194,7 @@ if topo_pair 2>/tmp/topo.err; then
 	check_eq "$DEV_A: still every packet hooked" "${D[$DEV_A:rx_hooked]}" "${D[$DEV_A:rx_packets]}"
 	in_ns $NS_B ip link del fastrx_mv
 
-	# 5. the netdev goes away under a hooked device
+	# 7. the netdev goes away under a hooked device
 	in_ns $NS_A ip link del $VETH_A
 	check "$DEV_A removed with its netdev" wait_until 10 ibdev_gone $DEV_A
 else
