@@ -48,6 +48,7 @@
 #include "sroce.h"
 #include "net.h"
 #include "rx_hook.h"
+#include "trace.h"
 
 static bool fast_rx;
 module_param(fast_rx, bool, 0644);
@@ -175,6 +176,8 @@ static void sroce_rx_hook_split(struct sroce_dev *sdev, struct sk_buff *skb)
 			/* Malformed below the UDP payload, too late for IP. */
 			atomic64_inc(&sdev->stats.rx_bad_header);
 			atomic64_inc(&sdev->stats.rx_dropped);
+			/* nothing parsed: no QP, no PSN, as recv.c's first checks */
+			trace_sroce_drop(&sdev->ibdev, 0, 0, "rx_bad_header");
 			kfree_skb(skb);
 		}
 	}
