@@ -7,7 +7,9 @@
 #   disconnect; also 1,000 connections at once), udaddy (UD address
 #   exchange over SIDR), mckey (multicast join, attach, delivery),
 #   perftest's ib_send_bw -R and ib_write_bw -R (IPv4 only: perftest 4.5
-#   resolves -R addresses as IPv4),
+#   resolves -R addresses as IPv4), and rsockets (librdmacm's socket API
+#   over RC: rstream -T v and riostream -T v, data verified; rcopy, the
+#   copy compared byte for byte),
 # (a) sroce <-> sroce in two namespaces over IPv4 and IPv6 (also to a
 #     link-local address that is not the MAC's EUI-64), and
 # (b) against rdma_rxe both ways.  CM_COUNT sets the rping count (100).
@@ -53,6 +55,31 @@ mckey_from_rxe() {
 	_mckey_diag $NS_B $IP4_B "" $IP4_A
 }
 
+# rcopy_pair NAME SRV_NS SRV_IP CLI_NS: rcopy (rsockets) a 4 MiB file of
+# random bytes from CLI_NS to an rcopy server in SRV_NS (which serves until
+# killed); the copy must be the same
+rcopy_pair() {
+	local name=$1 sns=$2 sip=$3 cns=$4 spid rc=0 t0=$EPOCHREALTIME port=7472
+	head -c 4194304 /dev/urandom > /tmp/rcopy.src
+	rm -f /tmp/rcopy.dst
+	in_ns "$sns" timeout 90 rcopy -p $port > /tmp/cm.srv 2>&1 &
+	spid=$!
+	wait_until 20 _cm_listening $spid $port
+	in_ns "$cns" timeout 60 rcopy /tmp/rcopy.src "$sip:/tmp/rcopy.dst" -p $port \
+		> /tmp/cm.cli 2>&1 || rc=$?
+	kill $spid 2>/dev/null
+	wait $spid 2>/dev/null
+	if [[ $rc == 0 ]] && cmp -s /tmp/rcopy.src /tmp/rcopy.dst; then
+		ok "$name$(_slow "$t0")"
+		return 0
+	fi
+	not_ok "$name$(_slow "$t0")"
+	diag "client ($cns): rcopy -> exit $rc: $(< /tmp/cm.cli)"
+	diag "server ($sns): $(< /tmp/cm.srv)"
+	diag "$(cmp /tmp/rcopy.src /tmp/rcopy.dst 2>&1)"
+	return 1
+}
+
 # (a) sroce <-> sroce in two namespaces
 if topo_pair 2>/tmp/topo.err; then
 	ok "topology (a)"
@@ -89,6 +116,16 @@ if topo_pair 2>/tmp/topo.err; then
 	perftest_cm "ib_send_bw -R 64 KiB" $NS_A $DEV_A $NS_B $DEV_B $IP4_A ib_send_bw -s 65536 -n 100
 	perftest_cm "ib_write_bw -R 64 KiB" $NS_A $DEV_A $NS_B $DEV_B $IP4_A ib_write_bw -s 65536 -n 100
 	perftest_cm "ib_send_bw -R -c UD" $NS_A $DEV_A $NS_B $DEV_B $IP4_A ib_send_bw -c UD -s 1024 -n 100
+	# rsockets: rstream's default set (64 B to 1 MiB, latency and
+	# bandwidth runs) and riostream's RDMA writes into a buffer the peer
+	# mapped (riomap), every byte verified by the receiver (-T v)
+	cm_pair "rstream -T v (rsockets, 64 B to 1 MiB)" $NS_A "rstream -b $IP4_A -T v" \
+		$NS_B "rstream -s $IP4_A -T v"
+	cm_pair "rstream -T v IPv6, 64 KiB x 100" $NS_A "rstream -b $IP6_A -T v -S 65536 -C 100" \
+		$NS_B "rstream -s $IP6_A -T v -S 65536 -C 100"
+	cm_pair "riostream -T v, 64 KiB x 100" $NS_A "riostream -b $IP4_A -T v -S 65536 -C 100" \
+		$NS_B "riostream -s $IP4_A -T v -S 65536 -C 100"
+	rcopy_pair "rcopy 4 MiB, copy identical" $NS_A $IP4_A $NS_B
 else
 	not_ok "topology (a)"
 	diag "$(< /tmp/topo.err)"
@@ -111,6 +148,10 @@ if topo_interop 2>/tmp/topo.err; then
 		"" "udaddy -s $IP4_B"
 	perftest_cm "interop ib_write_bw -R, rxe server <- sroce client" "" $RXE_DEV $NS_B $DEV_B $IP4_A ib_write_bw -s 65536 -n 100
 	perftest_cm "interop ib_send_bw -R, sroce server <- rxe client" $NS_B $DEV_B "" $RXE_DEV $IP4_B ib_send_bw -s 65536 -n 100
+	cm_pair "interop rstream -T v, sroce server <- rxe client" $NS_B "rstream -b $IP4_B -T v -S 65536 -C 100" \
+		"" "rstream -s $IP4_B -T v -S 65536 -C 100"
+	cm_pair "interop riostream -T v, rxe server <- sroce client" "" "riostream -b $IP4_A -T v -S 65536 -C 100" \
+		$NS_B "riostream -s $IP4_A -T v -S 65536 -C 100"
 	mckey_pair "interop mckey, rxe receives from sroce" "" $IP4_A $NS_B $IP4_B 239.7.7.8
 	mckey_from_rxe "interop mckey, sroce receives from rxe" 239.7.7.9
 else
