@@ -137,6 +137,8 @@ if topo_pair 2>/tmp/topo.err; then
 	# 3. netfilter in NS_A: DEV_A's packets go to the IP stack and its rule
 	if ! command -v nft > /dev/null; then
 		skip "netfilter rules over the hook" "nft not installed (nftables, scripts/install-deps)"
+	elif ! in_ns $NS_A nft list tables > /dev/null 2>&1; then
+		skip "netfilter rules over the hook" "no nf_tables in kernel $(uname -r)"
 	elif in_ns $NS_A nft -f - <<-EOF
 		table $NFT_TABLE {
 			counter roce { }
@@ -164,7 +166,9 @@ if topo_pair 2>/tmp/topo.err; then
 	fi
 
 	# 4. an inbound IPsec policy in NS_A that blocks RoCE
-	if in_ns $NS_A ip xfrm policy add src $IP4_B/32 dst $IP4_A/32 proto udp \
+	if ! in_ns $NS_A ip xfrm policy list > /dev/null 2>&1; then
+		skip "IPsec policies over the hook" "no xfrm netlink (XFRM_USER) in kernel $(uname -r)"
+	elif in_ns $NS_A ip xfrm policy add src $IP4_B/32 dst $IP4_A/32 proto udp \
 		dport $ROCE_PORT dir in action block; then
 		blocked "an inbound IPsec policy in $NS_A"
 		in_ns $NS_A ip xfrm policy flush
