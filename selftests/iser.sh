@@ -292,6 +292,29 @@ conn_errors_since() {
 	dmesg | sed -n "/$1/,\$p" | grep -E 'iser_err_comp|detected conn error|isert.*(err|fail)' | head -n 8
 }
 
+# stall_snapshots SECS...: while fio runs, at each SECS after the start
+# (ascending), append both devices' QPs as restrack shows them (PSNs,
+# retries left, held packets, RNR wait) and their non-zero counters to
+# /tmp/iser.stuck: if the lossy step stalls (seen once in CI: nothing
+# from the target for 35 s, no ACK timeout, the ping gave up), the log
+# says where each QP stood and whether it moved between two snapshots
+stall_snapshots() {
+	local t0=$SECONDS at d wait
+	for at; do
+		wait=$((at - (SECONDS - t0)))
+		((wait > 0)) && sleep $wait
+		pgrep -x fio > /dev/null || return 0
+		{
+			echo "fio still running after $at s:"
+			for d in $DEV_A $DEV_B; do
+				rdma -dd resource show qp link "$d/1" | _pt_qp_brief
+				echo "$d counters: $(rdma statistic show link "$d/1" | tr ' ' '\n' |
+					paste - - | awk 'NR > 1 && $2 ~ /^[1-9]/ { printf "%s=%s ", $1, $2 }')"
+			done
+		} >> /tmp/iser.stuck 2>&1
+	done
+}
+
 # check_no_conn_errors NAME MARK
 check_no_conn_errors() {
 	local e
@@ -301,6 +324,7 @@ check_no_conn_errors() {
 	else
 		not_ok "$1"
 		diag "$e"
+		return 1
 	fi
 }
 
@@ -336,11 +360,16 @@ if login "login again"; then
 	fio_verify "fio verify-only read of $MIB MiB after the new login" "$BDEV" $MIB verify
 	if ulp_lossy_on "2% loss each way" 2%; then
 		echo "selftest-iser-$$-lossy" > /dev/kmsg
+		rm -f /tmp/iser.stuck
+		stall_snapshots 20 28 &
+		spid=$!
 		fio_verify "fio write $SMALL_MIB MiB, read back, crc32c verify, 2% loss each way" \
 			"$BDEV" $SMALL_MIB
+		kill $spid 2>/dev/null
+		wait $spid 2>/dev/null
 		ulp_lossy_off
 		check_no_conn_errors "2% loss each way: no iSER completion or connection error (no reconnect)" \
-			"selftest-iser-$$-lossy"
+			"selftest-iser-$$-lossy" || { [[ -r /tmp/iser.stuck ]] && diag "$(< /tmp/iser.stuck)"; }
 	fi
 	logout "logout after the lossy step"
 fi
