@@ -306,11 +306,7 @@ stall_snapshots() {
 		pgrep -x fio > /dev/null || return 0
 		{
 			echo "fio still running after $at s:"
-			for d in $DEV_A $DEV_B; do
-				rdma -dd resource show qp link "$d/1" | _pt_qp_brief
-				echo "$d counters: $(rdma statistic show link "$d/1" | tr ' ' '\n' |
-					paste - - | awk 'NR > 1 && $2 ~ /^[1-9]/ { printf "%s=%s ", $1, $2 }')"
-			done
+			for d in $DEV_A $DEV_B; do qp_snapshot $d; done
 		} >> /tmp/iser.stuck 2>&1
 	done
 }

@@ -1160,6 +1160,15 @@ _pt_qp_brief() {
 	}'
 }
 
+# qp_snapshot DEV [COMM]: DEV's QPs as restrack shows them (_pt_qp_brief;
+# only those of process COMM, if given) and its non-zero counters, for
+# the diagnostics of a hang or a stall
+qp_snapshot() {
+	rdma -dd resource show qp link "$1/1" | grep "comm ${2:-}" | _pt_qp_brief
+	echo "$1 counters: $(rdma statistic show link "$1/1" | tr ' ' '\n' |
+		paste - - | awk 'NR > 1 && $2 ~ /^[1-9]/ { printf "%s=%s ", $1, $2 }')"
+}
+
 # _pt_watchdog SECS PROG DEV...: if PROG still runs after SECS seconds
 # (timeout(1) stops it at 90), save what a hang leaves behind for the
 # verdict (/tmp/pt.stuck): the devices' QPs as restrack shows them (PSNs,
@@ -1176,11 +1185,7 @@ _pt_watchdog() {
 		for p in $pids; do
 			echo "$prog pid $p kernel stack: $(awk '{ printf "%s ", $2 }' "/proc/$p/stack")"
 		done
-		for d in "$@"; do
-			rdma -dd resource show qp link "$d/1" | grep "comm $prog" | _pt_qp_brief
-			echo "$d counters: $(rdma statistic show link "$d/1" | tr ' ' '\n' |
-				paste - - | awk 'NR > 1 && $2 ~ /^[1-9]/ { printf "%s=%s ", $1, $2 }')"
-		done
+		for d in "$@"; do qp_snapshot "$d" "$prog"; done
 	} > /tmp/pt.stuck.tmp 2>&1
 	mv /tmp/pt.stuck.tmp /tmp/pt.stuck
 }
