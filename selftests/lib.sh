@@ -1003,12 +1003,28 @@ topo_cleanup() {
 # librdmacm's example programs and perftest (-R: over rdma_cm) between two
 # namespaces ("" is the initial one); each records a KTAP line.
 
-# _cm_listening PID [PORT]: an rdma_cm ID listens (on PORT, if given), or
-# the server PID is gone
+# _descends PID ANCESTOR: PID is ANCESTOR or one of its descendants
+_descends() {
+	local p=$1
+	while [[ -n $p ]] && ((p > 1)); do
+		[[ $p == "$2" ]] && return 0
+		p=$(awk '/^PPid:/ { print $2 }' "/proc/$p/status" 2>/dev/null)
+	done
+	return 1
+}
+
+# _cm_listening PID [PORT]: a process under PID (the server, started
+# through in_ns and timeout) has an rdma_cm ID listening (on PORT, if
+# given), or PID is gone.  Only the server's own: a listener left by an
+# earlier case (rcopy's did, once) would have the client start too early.
 _cm_listening() {
-	local re=LISTEN
+	local re=LISTEN p
 	[[ -n ${2:-} ]] && re="LISTEN.*:$2( |\$)"
-	rdma resource show cm_id 2>/dev/null | grep -qE "$re" || ! kill -0 "$1" 2>/dev/null
+	for p in $(rdma resource show cm_id 2>/dev/null | grep -E "$re" |
+		   grep -oE 'pid [0-9]+' | cut -d' ' -f2); do
+		_descends "$p" "$1" && return 0
+	done
+	! kill -0 "$1" 2>/dev/null
 }
 
 # cm_pair NAME SRV_NS SRV_CMD CLI_NS CLI_CMD: run a librdmacm server and client
