@@ -7,19 +7,21 @@
  * socket lookup and the tunnel socket's encap_rcv (net.c).  With the module
  * parameter fast_rx set when a device is created, its netdev gets an
  * rx_handler instead, as a RoCE NIC takes RoCE packets off the wire: a
- * unicast IPv4 datagram to UDP port 4791 and one of the netdev's own
- * addresses, without IP options or fragmentation and with no UDP checksum
- * (RoCEv2 senders send none; one left to fill in, CHECKSUM_PARTIAL, is not
- * one yet: recv.c), goes straight to sroce_rcv(); anything else,
- * IPv6 and VLAN-tagged traffic included, goes on to the IP stack as before.
- * The IP header is checked here as ip_rcv() would (version, length,
- * checksum); sroce_rcv() checks the rest.
+ * unicast IPv4 or IPv6 datagram to UDP port 4791 and one of the netdev's
+ * own addresses, without IP options, IPv6 extension headers or
+ * fragmentation and with no UDP checksum (RoCEv2 senders send none, over
+ * IPv6 too; one left to fill in, CHECKSUM_PARTIAL, is not one yet:
+ * recv.c), goes straight to sroce_rcv(); anything else, VLAN-tagged
+ * traffic included, goes on to the IP stack as before.  The IP header is
+ * checked here as ip_rcv() or ipv6_rcv() would (version, lengths, the
+ * IPv4 checksum, no multicast or loopback IPv6 source); sroce_rcv()
+ * checks the rest.
  *
  * The hook takes only what nothing in the IP stack would look at: while
  * the netdev's namespace has a netfilter hook (an iptables or nftables
- * rule, conntrack) where IPv4 input passes, or an inbound IPsec policy,
- * its packets go on to the IP stack, so turning the hook on never lets a
- * packet around a firewall (sroce_rx_hook_policed()).
+ * rule, conntrack) where input of the packet's family passes, or an
+ * inbound IPsec policy, its packets go on to the IP stack, so turning the
+ * hook on never lets a packet around a firewall (sroce_rx_hook_policed()).
  *
  * What it costs: a netdev has one rx_handler, so while the hook is
  * attached the netdev cannot become a bridge, bond or team port or the
@@ -41,7 +43,9 @@
 #include <linux/netdevice.h>
 #include <linux/netfilter.h>
 #include <linux/xfrm.h>
+#include <net/addrconf.h>
 #include <net/ip.h>
+#include <net/ipv6.h>
 #include <net/udp_tunnel.h>
 
 #include "compat.h"
@@ -55,8 +59,39 @@ module_param(fast_rx, bool, 0644);
 MODULE_PARM_DESC(fast_rx,
 		 "take RoCEv2 packets off the netdev before the IP stack, for devices created while set (default off; see Documentation/admin-guide.rst)");
 
+/*
+ * The UDP header of a datagram whose IP header, @hlen bytes, is at
+ * skb->data, and NULL unless both are in the linear part.  A pull may
+ * reallocate the head, which must not happen to an skb a tap still
+ * shares: sroce_rx_hook() unshares only what it takes, so a shared one
+ * with its headers out of the linear part is the IP stack's (which
+ * unshares it first).
+ */
+static const struct udphdr *sroce_rx_hook_pull(struct sk_buff *skb,
+					       unsigned int hlen)
+{
+	unsigned int len = hlen + sizeof(struct udphdr);
+
+	if (skb_headlen(skb) < len &&
+	    (skb_shared(skb) || !pskb_may_pull(skb, len)))
+		return NULL;
+	return (const struct udphdr *)(skb->data + hlen);
+}
+
+/*
+ * RoCEv2 in a UDP datagram that fills the @iplen bytes the IP header
+ * gives it and carries no checksum to verify.
+ */
+static bool sroce_rx_hook_udp_ok(const struct sk_buff *skb,
+				 const struct udphdr *uh, unsigned int iplen)
+{
+	return uh->dest == htons(ROCE_V2_UDP_DPORT) &&
+	       (!uh->check || skb->ip_summed == CHECKSUM_PARTIAL) &&
+	       ntohs(uh->len) == iplen;
+}
+
 /* Is @daddr one of @ndev's IPv4 addresses?  (A netdev has a few.) */
-static bool sroce_rx_hook_for_us(struct net_device *ndev, __be32 daddr)
+static bool sroce_rx_hook_for_us4(struct net_device *ndev, __be32 daddr)
 {
 	struct in_device *in_dev = __in_dev_get_rcu(ndev);
 	const struct in_ifaddr *ifa;
@@ -69,15 +104,63 @@ static bool sroce_rx_hook_for_us(struct net_device *ndev, __be32 daddr)
 	return false;
 }
 
-/* A packet the hook may take, or false to leave it to the IP stack. */
-static bool sroce_rx_hook_wants(struct sk_buff *skb)
+static unsigned int sroce_rx_hook_wants4(struct sk_buff *skb)
 {
-	const struct udphdr *uh;
-	const struct iphdr *iph;
+	const struct udphdr *uh = sroce_rx_hook_pull(skb, sizeof(struct iphdr));
+	const struct iphdr *iph = ip_hdr(skb);
 	unsigned int len;
 
-	if (skb->protocol != htons(ETH_P_IP) || skb->pkt_type != PACKET_HOST)
-		return false;
+	if (!uh || iph->version != 4 || iph->ihl != 5 ||
+	    iph->protocol != IPPROTO_UDP || ip_is_fragment(iph))
+		return 0;
+	len = ntohs(iph->tot_len);
+	if (len > skb->len || len < sizeof(*iph) ||
+	    !sroce_rx_hook_udp_ok(skb, uh, len - sizeof(*iph)))
+		return 0;
+	if (ip_fast_csum(iph, iph->ihl) ||
+	    !sroce_rx_hook_for_us4(skb->dev, iph->daddr))
+		return 0;
+	return sizeof(*iph);
+}
+
+/*
+ * A UDP header right after the IPv6 header (any extension header, a
+ * fragment header included, is the IP stack's), to an address of this
+ * netdev that is not tentative (ipv6_chk_addr(), strict: on this netdev,
+ * whatever its scope).  ipv6_rcv() drops a multicast source, and a
+ * loopback one from anything but lo: those, too, are left to it.
+ */
+static unsigned int sroce_rx_hook_wants6(struct sk_buff *skb)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	const struct udphdr *uh = sroce_rx_hook_pull(skb, sizeof(struct ipv6hdr));
+	const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+	unsigned int len;
+
+	if (!uh || ip6h->version != 6 || ip6h->nexthdr != IPPROTO_UDP ||
+	    ipv6_addr_is_multicast(&ip6h->saddr) ||
+	    ipv6_addr_loopback(&ip6h->saddr))
+		return 0;
+	len = ntohs(ip6h->payload_len);
+	if (sizeof(*ip6h) + len > skb->len ||
+	    !sroce_rx_hook_udp_ok(skb, uh, len))
+		return 0;
+	if (!ipv6_chk_addr(dev_net(skb->dev), &ip6h->daddr, skb->dev, 1))
+		return 0;
+	return sizeof(*ip6h);
+#else
+	return 0;
+#endif
+}
+
+/*
+ * The length of the IP header of a packet the hook may take, data at that
+ * header, or 0 to leave the packet to the IP stack.
+ */
+static unsigned int sroce_rx_hook_wants(struct sk_buff *skb)
+{
+	if (skb->pkt_type != PACKET_HOST)
+		return 0;
 	/*
 	 * A tag the core has not matched to a VLAN netdev yet (it marks such
 	 * packets as not for this host only after the rx_handler ran) is the
@@ -88,44 +171,34 @@ static bool sroce_rx_hook_wants(struct sk_buff *skb)
 	if (skb_vlan_tag_present(skb) ||
 	    (skb_is_gso(skb) && skb_shinfo(skb)->gso_type !=
 	     (SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST)))
-		return false;
-	/*
-	 * A pull may reallocate the head, which must not happen to an skb a
-	 * tap still shares: sroce_rx_hook() unshares only what it takes, so
-	 * a shared one with its headers out of the linear part is the IP
-	 * stack's (ip_rcv() unshares it first).
-	 */
-	if (skb_headlen(skb) < sizeof(*iph) + sizeof(*uh) &&
-	    (skb_shared(skb) || !pskb_may_pull(skb, sizeof(*iph) + sizeof(*uh))))
-		return false;
-	iph = ip_hdr(skb);
-	uh = (const struct udphdr *)(iph + 1);
-	if (iph->version != 4 || iph->ihl != 5 ||
-	    iph->protocol != IPPROTO_UDP || ip_is_fragment(iph) ||
-	    uh->dest != htons(ROCE_V2_UDP_DPORT) ||
-	    (uh->check && skb->ip_summed != CHECKSUM_PARTIAL))
-		return false;
-	len = ntohs(iph->tot_len);
-	if (len > skb->len || ntohs(uh->len) != len - sizeof(*iph))
-		return false;
-	if (ip_fast_csum(iph, iph->ihl))
-		return false;
-	return sroce_rx_hook_for_us(skb->dev, iph->daddr);
+		return 0;
+	if (skb->protocol == htons(ETH_P_IP))
+		return sroce_rx_hook_wants4(skb);
+	if (skb->protocol == htons(ETH_P_IPV6))
+		return sroce_rx_hook_wants6(skb);
+	return 0;
 }
 
 /*
- * Would the IP stack do more with an IPv4 packet to this host than route
- * and deliver it?  A netfilter hook at PRE_ROUTING or LOCAL_IN (any table,
- * of any user: iptables, nftables, conntrack, IPVS), or an inbound IPsec
- * policy (xfrm4_policy_check() in the UDP input, before the tunnel
- * socket's encap_rcv).  The core keeps these pointers NULL and the count 0
- * while there are none, so it costs two loads and a counter read.
+ * Would the IP stack do more with a packet to this host than route and
+ * deliver it?  A netfilter hook of the packet's family at PRE_ROUTING or
+ * LOCAL_IN (any table, of any user: iptables, nftables, conntrack, IPVS),
+ * or an inbound IPsec policy of any family (xfrm4/6_policy_check() in the
+ * UDP input, before the tunnel socket's encap_rcv).  The core keeps these
+ * pointers NULL and the count 0 while there are none, so it costs two
+ * loads and a counter read.
  */
-static bool sroce_rx_hook_policed(const struct net *net)
+static bool sroce_rx_hook_policed(const struct sk_buff *skb)
 {
+	const struct net *net = dev_net(skb->dev);
+
 #if IS_ENABLED(CONFIG_NETFILTER)
-	if (rcu_access_pointer(net->nf.hooks_ipv4[NF_INET_PRE_ROUTING]) ||
-	    rcu_access_pointer(net->nf.hooks_ipv4[NF_INET_LOCAL_IN]))
+	struct nf_hook_entries __rcu *const *hooks =
+		skb->protocol == htons(ETH_P_IP) ? net->nf.hooks_ipv4 :
+						   net->nf.hooks_ipv6;
+
+	if (rcu_access_pointer(hooks[NF_INET_PRE_ROUTING]) ||
+	    rcu_access_pointer(hooks[NF_INET_LOCAL_IN]))
 		return true;
 #endif
 #if IS_ENABLED(CONFIG_XFRM)
@@ -135,15 +208,21 @@ static bool sroce_rx_hook_policed(const struct net *net)
 	return false;
 }
 
-/* One datagram, checked by sroce_rx_hook_wants(), data at its IP header. */
-static void sroce_rx_hook_one(struct sroce_dev *sdev, struct sk_buff *skb)
+/*
+ * One datagram, checked by sroce_rx_hook_wants(), data at its IP header of
+ * @hlen bytes; the UDP length is the IP one's (checked there).
+ */
+static void sroce_rx_hook_one(struct sroce_dev *sdev, struct sk_buff *skb,
+			      unsigned int hlen)
 {
-	if (pskb_trim_rcsum(skb, ntohs(ip_hdr(skb)->tot_len))) {
+	const struct udphdr *uh = (const struct udphdr *)(skb->data + hlen);
+
+	if (pskb_trim_rcsum(skb, hlen + ntohs(uh->len))) {
 		sroce_rx_drop_no_mem(sdev);
 		kfree_skb(skb);
 		return;
 	}
-	__skb_pull(skb, sizeof(struct iphdr));
+	__skb_pull(skb, hlen);
 	skb_reset_transport_header(skb);
 	atomic64_inc(&sdev->stats.rx_hooked);
 	sroce_rcv(sdev, skb);
@@ -158,6 +237,7 @@ static void sroce_rx_hook_one(struct sroce_dev *sdev, struct sk_buff *skb)
 static void sroce_rx_hook_split(struct sroce_dev *sdev, struct sk_buff *skb)
 {
 	struct sk_buff *segs, *next;
+	unsigned int hlen;
 
 	segs = __skb_gso_segment(skb, NETIF_F_SG, false);
 	if (IS_ERR_OR_NULL(segs)) {
@@ -170,8 +250,9 @@ static void sroce_rx_hook_split(struct sroce_dev *sdev, struct sk_buff *skb)
 	skb_list_walk_safe(segs, skb, next) {
 		skb_mark_not_on_list(skb);
 		__skb_pull(skb, skb_network_offset(skb));
-		if (sroce_rx_hook_wants(skb)) {
-			sroce_rx_hook_one(sdev, skb);
+		hlen = sroce_rx_hook_wants(skb);
+		if (hlen) {
+			sroce_rx_hook_one(sdev, skb, hlen);
 		} else {
 			/* Malformed below the UDP payload, too late for IP. */
 			atomic64_inc(&sdev->stats.rx_bad_header);
@@ -187,12 +268,14 @@ static rx_handler_result_t sroce_rx_hook(struct sk_buff **pskb)
 {
 	struct sk_buff *skb = *pskb;
 	struct sroce_dev *sdev;
+	unsigned int hlen;
 
-	if (!sroce_rx_hook_wants(skb))
+	hlen = sroce_rx_hook_wants(skb);
+	if (!hlen)
 		return RX_HANDLER_PASS;
 	/* Valid while the handler is attached: sroce_rx_hook_detach(). */
 	sdev = rcu_dereference(skb->dev->rx_handler_data);
-	if (sroce_rx_hook_policed(dev_net(skb->dev))) {
+	if (sroce_rx_hook_policed(skb)) {
 		atomic64_inc(&sdev->stats.rx_hook_deferred);
 		return RX_HANDLER_PASS;
 	}
@@ -210,7 +293,7 @@ static rx_handler_result_t sroce_rx_hook(struct sk_buff **pskb)
 	if (skb_is_gso(skb))
 		sroce_rx_hook_split(sdev, skb);
 	else
-		sroce_rx_hook_one(sdev, skb);
+		sroce_rx_hook_one(sdev, skb, hlen);
 out:
 	ib_device_put(&sdev->ibdev);
 	return RX_HANDLER_CONSUMED;
