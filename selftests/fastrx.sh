@@ -7,13 +7,15 @@
 #      same counters and leaves the QPs in the same states as through the
 #      socket path (its own KTAP is passed through as diagnostics).
 #   2. topology (a) with the hook: rc_verbs' data tests across the pair
-#      (data checked byte for byte); every packet each device received was
-#      taken by the hook (rx_hooked == rx_packets), and the UDP layer of
-#      neither namespace saw a datagram.
-#   3. an nftables rule in one namespace: its device's packets go through
-#      the IP stack (rx_hook_deferred; rx_hooked stays 0), where the rule
-#      counts them; data as before; a drop rule stops RC traffic (retry
-#      counter exceeded), which the hook would have let around it.
+#      (data checked byte for byte), over IPv4 and over IPv6 GIDs; every
+#      packet each device received was taken by the hook (rx_hooked ==
+#      rx_packets), and the UDP layer (IPv4 and IPv6) of neither namespace
+#      saw a datagram.
+#   3. an nftables rule in one namespace: its device's packets, IPv4 and
+#      IPv6, go through the IP stack (rx_hook_deferred; rx_hooked stays
+#      0), where the rule counts them; data as before; a drop rule stops
+#      RC traffic (retry counter exceeded), which the hook would have let
+#      around it.
 #   4. an inbound IPsec policy that blocks UDP 4791 stops RC traffic the
 #      same way; with the rule and the policy gone the hook takes every
 #      packet again.
@@ -53,18 +55,23 @@ sroce_load || { not_ok "load the module"; finish; }
 [[ -w $PARAM ]] || { not_ok "$PARAM exists"; finish; }
 
 COUNTERS="rx_packets rx_hooked rx_hook_deferred"
-udp_in() { in_ns "$1" awk '/^Udp:/ && $2 ~ /^[0-9]+$/ { print $2 }' /proc/net/snmp; }
+# udp_in NS: datagrams NS's UDP layer received, IPv4 and IPv6
+udp_in() {
+	in_ns "$1" awk '/^Udp:/ && $2 ~ /^[0-9]+$/ { n += $2 } $1 == "Udp6InDatagrams" { n += $2 }
+		END { print n + 0 }' /proc/net/snmp /proc/net/snmp6
+}
 ctr() { port_attr "$1" "hw_counters/$2"; }
 
-# data_run LABEL: rc_verbs' data tests DEV_A -> DEV_B; the counter deltas
-# in D[dev:counter] and D[ns:udp]
+# data_run LABEL [IP_A IP_B]: rc_verbs' data tests DEV_A -> DEV_B with the
+# GIDs of IP_A and IP_B (default IP4_A and IP4_B); the counter deltas in
+# D[dev:counter] and D[ns:udp]
 declare -A D
 data_run() {
-	local label=$1 ga gb d c
+	local label=$1 ipa=${2:-$IP4_A} ipb=${3:-$IP4_B} ga gb d c
 	declare -A before
-	ga=$(gid_index $DEV_A $IP4_A) gb=$(gid_index $DEV_B $IP4_B)
+	ga=$(gid_index $DEV_A $ipa) gb=$(gid_index $DEV_B $ipb)
 	if [[ -z $ga || -z $gb ]]; then
-		not_ok "rc_verbs data tests, $label: RoCE v2 GIDs of $IP4_A on $DEV_A ('$ga') and $IP4_B on $DEV_B ('$gb')"
+		not_ok "rc_verbs data tests, $label: RoCE v2 GIDs of $ipa on $DEV_A ('$ga') and $ipb on $DEV_B ('$gb')"
 		diag "$(gid_table $DEV_A; gid_table $DEV_B)"
 		D=([$DEV_A:rx_packets]=0 [$DEV_A:rx_hooked]=0 [$DEV_A:rx_hook_deferred]=0
 		   [$DEV_B:rx_packets]=0 [$DEV_B:rx_hooked]=0 [$DEV_B:rx_hook_deferred]=0
@@ -125,14 +132,16 @@ if topo_pair 2>/tmp/topo.err; then
 	for c in $COUNTERS; do
 		check "$DEV_A has counter $c" test -r "$IB/$DEV_A/ports/1/hw_counters/$c" || finish
 	done
-	data_run "fast_rx=1"
-	for d in $DEV_A $DEV_B; do
-		check "$d received packets" test "${D[$d:rx_packets]}" -gt 100
-		check_eq "$d: every packet taken by the hook (rx_hooked == rx_packets)" \
-			"${D[$d:rx_hooked]}" "${D[$d:rx_packets]}"
+	for fam in IPv4 IPv6; do
+		if [[ $fam == IPv4 ]]; then data_run "fast_rx=1"; else data_run "fast_rx=1, IPv6" $IP6_A $IP6_B; fi
+		for d in $DEV_A $DEV_B; do
+			check "$fam: $d received packets" test "${D[$d:rx_packets]}" -gt 100
+			check_eq "$fam: $d: every packet taken by the hook (rx_hooked == rx_packets)" \
+				"${D[$d:rx_hooked]}" "${D[$d:rx_packets]}"
+		done
+		check_eq "$fam: UDP layer of $NS_A saw no datagram" "${D[a:udp]}" 0
+		check_eq "$fam: UDP layer of $NS_B saw no datagram" "${D[b:udp]}" 0
 	done
-	check_eq "UDP layer of $NS_A saw no datagram" "${D[a:udp]}" 0
-	check_eq "UDP layer of $NS_B saw no datagram" "${D[b:udp]}" 0
 
 	# 3. netfilter in NS_A: DEV_A's packets go to the IP stack and its rule
 	if ! command -v nft > /dev/null; then
@@ -157,6 +166,12 @@ if topo_pair 2>/tmp/topo.err; then
 			test "${D[a:udp]}" -ge "${D[$DEV_A:rx_packets]}"
 		check "the nftables rule in $NS_A counted them" test "$(nft_counted)" -gt 0
 		check_eq "$DEV_B: still every packet hooked" "${D[$DEV_B:rx_hooked]}" "${D[$DEV_B:rx_packets]}"
+		# the rule's table is "inet": IPv6 input has the hook too
+		PP_CONNECT=$IP4_B pp_counted "IPv6, the nftables rule in $NS_A" ibv_rc_pingpong $NS_B $DEV_B $IP6_B $NS_A $DEV_A $IP6_A -n 50
+		check "IPv6: ibv_rc_pingpong with the rule" test $PP_RC = 0
+		check_eq "IPv6: $DEV_A: no packet taken by the hook" "${D[$DEV_A:rx_hooked]}" 0
+		check "IPv6: $DEV_A: its packets left to the IP stack (rx_hook_deferred)" \
+			test "${D[$DEV_A:rx_hook_deferred]}" -gt 0
 
 		in_ns $NS_A nft add rule $NFT_TABLE input udp dport $ROCE_PORT drop
 		blocked "an nftables drop rule in $NS_A"
