@@ -60,8 +60,8 @@ fi
 # header is followed by a Destination Options header (PadN, 8 bytes), with
 # a plausible BTH: RoCEv2 has no extension headers and its ICRC could not
 # cover one, so $DEV_A counts a bad header, not a bad ICRC.  (Not with
-# fast_rx: the hook takes IPv4 only, and this packet would make
-# rx_packets differ from rx_hooked.)
+# fast_rx: the hook leaves a packet with an extension header to the IP
+# stack, and this one would make rx_packets differ from rx_hooked.)
 ipv6_ext_header() {
 	local h0 i0 h i out rc=0
 	h0=$(port_attr $DEV_A hw_counters/rx_bad_header) i0=$(port_attr $DEV_A hw_counters/rx_bad_icrc)
