@@ -52,4 +52,11 @@ bool sroce_net_receives(struct net *net);
  */
 void sroce_rcv(struct sroce_dev *sdev, struct sk_buff *skb);
 
+/*
+ * Drop @skb, which reached sroce malformed below its RoCEv2 headers (a
+ * segment of a split aggregate, rx_hook.c), as sroce_rcv() drops a bad
+ * header: counted in rx_bad_header and rx_dropped, traced.
+ */
+void sroce_rx_drop_malformed(struct sroce_dev *sdev, struct sk_buff *skb);
+
 #endif /* SROCE_NET_H */

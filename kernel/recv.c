@@ -361,3 +361,11 @@ drop:
 	sroce_rx_count_drop(sdev, skb, reason);
 	kfree_skb(skb);
 }
+
+void sroce_rx_drop_malformed(struct sroce_dev *sdev, struct sk_buff *skb)
+{
+	/* nothing parsed: no QP, no PSN in the trace */
+	memset(SROCE_PKT(skb), 0, sizeof(struct sroce_pkt));
+	sroce_rx_count_drop(sdev, skb, SROCE_RX_BAD_HEADER);
+	kfree_skb(skb);
+}

@@ -52,7 +52,6 @@
 #include "sroce.h"
 #include "net.h"
 #include "rx_hook.h"
-#include "trace.h"
 
 static bool fast_rx;
 module_param(fast_rx, bool, 0644);
@@ -255,11 +254,7 @@ static void sroce_rx_hook_split(struct sroce_dev *sdev, struct sk_buff *skb)
 			sroce_rx_hook_one(sdev, skb, hlen);
 		} else {
 			/* Malformed below the UDP payload, too late for IP. */
-			atomic64_inc(&sdev->stats.rx_bad_header);
-			atomic64_inc(&sdev->stats.rx_dropped);
-			/* nothing parsed: no QP, no PSN, as recv.c's first checks */
-			trace_sroce_drop(&sdev->ibdev, 0, 0, "rx_bad_header");
-			kfree_skb(skb);
+			sroce_rx_drop_malformed(sdev, skb);
 		}
 	}
 }
