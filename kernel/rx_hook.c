@@ -5,10 +5,10 @@
  * By default a packet reaches sroce the way it reaches rdma_rxe: through
  * ip_rcv(), the receive route lookup, netfilter's INPUT hooks, the UDP
  * socket lookup and the tunnel socket's encap_rcv (net.c).  With the module
- * parameter fast_rx set when a device is created, its netdev gets an
- * rx_handler instead, as a RoCE NIC takes RoCE packets off the wire: a
- * unicast IPv4 or IPv6 datagram to UDP port 4791 and one of the netdev's
- * own addresses, without IP options, IPv6 extension headers or
+ * parameter fast_rx set when a device is created, its netdev gets a
+ * netfilter ingress hook instead, as a RoCE NIC takes RoCE packets off the
+ * wire: a unicast IPv4 or IPv6 datagram to UDP port 4791 and one of the
+ * netdev's own addresses, without IP options, IPv6 extension headers or
  * fragmentation and with no UDP checksum (RoCEv2 senders send none, over
  * IPv6 too; one left to fill in, CHECKSUM_PARTIAL, is not one yet:
  * recv.c), goes straight to sroce_rcv(); anything else, VLAN-tagged
@@ -23,21 +23,24 @@
  * inbound IPsec policy, its packets go on to the IP stack, so turning the
  * hook on never lets a packet around a firewall (sroce_rx_hook_policed()).
  *
- * What it costs: a netdev has one rx_handler, so while the hook is
- * attached the netdev cannot become a bridge, bond or team port or the
- * lower device of a macvlan or ipvlan (those fail with EBUSY); a netdev
- * that already has an rx_handler keeps it and the device uses the socket
- * path.  Hence off by default.  Packet capture (tcpdump) still sees every
- * packet: taps run before the rx_handler.
+ * Why an ingress hook and not the netdev's rx_handler: a netdev has one
+ * rx_handler, the one a bridge, bond, team, macvlan or ipvlan takes, so
+ * holding it would make those fail with EBUSY.  Ingress hooks are a list,
+ * and this one runs last of them (an nftables netdev chain sees RoCE
+ * packets first), after the taps (tcpdump sees every packet) and tc
+ * ingress, before any rx_handler.  A packet it takes is addressed to the
+ * netdev's own address and MAC, one no bridge or macvlan on top would
+ * have passed elsewhere.
  *
- * Lifetime: rx_handler_data points at the sroce_dev.  The hook is attached
+ * Lifetime: the hook's priv points at the sroce_dev.  The hook is attached
  * before ib_register_device(), while nothing else can reach the device (a
  * packet meanwhile finds it unregistered and goes on to the IP stack), and
  * removed under RTNL when the netdev unregisters or, at the latest, in
  * dealloc_driver before the device's tables are destroyed;
- * netdev_rx_handler_unregister() waits for running handlers.  Each packet
- * takes a device reference, as the socket path does, so nothing reaches a
- * device that is not (or no longer) registered.
+ * nf_unregister_net_hook() does not wait for a hook still running on
+ * another CPU, synchronize_net() does.  Each packet takes a device
+ * reference, as the socket path does, so nothing reaches a device that is
+ * not (or no longer) registered.
  */
 #include <linux/inetdevice.h>
 #include <linux/netdevice.h>
@@ -57,6 +60,9 @@ static bool fast_rx;
 module_param(fast_rx, bool, 0644);
 MODULE_PARM_DESC(fast_rx,
 		 "take RoCEv2 packets off the netdev before the IP stack, for devices created while set (default off; see Documentation/admin-guide.rst)");
+
+/* After every other ingress hook (nftables' netdev chains). */
+#define SROCE_RX_HOOK_PRIORITY	INT_MAX
 
 /*
  * The UDP header of a datagram whose IP header, @hlen bytes, is at
@@ -161,8 +167,9 @@ static unsigned int sroce_rx_hook_wants(struct sk_buff *skb)
 	if (skb->pkt_type != PACKET_HOST)
 		return 0;
 	/*
-	 * A tag the core has not matched to a VLAN netdev yet (it marks such
-	 * packets as not for this host only after the rx_handler ran) is the
+	 * A tag the core has not matched to a VLAN netdev yet (it does so,
+	 * and marks the packet as not for this host if there is none, only
+	 * after the ingress hooks ran) is the
 	 * IP stack's, and so is any aggregate of several datagrams but a
 	 * fraglist one (a transmit batch, pkt.h), which sroce_rx_hook_split()
 	 * splits as the UDP socket would.
@@ -259,23 +266,21 @@ static void sroce_rx_hook_split(struct sroce_dev *sdev, struct sk_buff *skb)
 	}
 }
 
-static rx_handler_result_t sroce_rx_hook(struct sk_buff **pskb)
+static unsigned int sroce_rx_hook(void *priv, struct sk_buff *skb,
+				  const struct nf_hook_state *state)
 {
-	struct sk_buff *skb = *pskb;
-	struct sroce_dev *sdev;
+	struct sroce_dev *sdev = priv;	/* valid: sroce_rx_hook_detach() */
 	unsigned int hlen;
 
 	hlen = sroce_rx_hook_wants(skb);
 	if (!hlen)
-		return RX_HANDLER_PASS;
-	/* Valid while the handler is attached: sroce_rx_hook_detach(). */
-	sdev = rcu_dereference(skb->dev->rx_handler_data);
+		return NF_ACCEPT;
 	if (sroce_rx_hook_policed(skb)) {
 		atomic64_inc(&sdev->stats.rx_hook_deferred);
-		return RX_HANDLER_PASS;
+		return NF_ACCEPT;
 	}
 	if (!ib_device_try_get(&sdev->ibdev))
-		return RX_HANDLER_PASS;		/* going away: as without us */
+		return NF_ACCEPT;		/* going away: as without us */
 
 	/* A tap (tcpdump) may share the skb: ours to change from here on. */
 	skb = skb_share_check(skb, GFP_ATOMIC);
@@ -291,29 +296,31 @@ static rx_handler_result_t sroce_rx_hook(struct sk_buff **pskb)
 		sroce_rx_hook_one(sdev, skb, hlen);
 out:
 	ib_device_put(&sdev->ibdev);
-	return RX_HANDLER_CONSUMED;
-}
-
-bool sroce_rx_hook_or_none(const struct net_device *ndev)
-{
-	rx_handler_func_t *handler = rcu_dereference(ndev->rx_handler);
-
-	return !handler || handler == sroce_rx_hook;
+	return NF_STOLEN;
 }
 
 void sroce_rx_hook_attach(struct sroce_dev *sdev)
 {
-	int err;
+	struct nf_hook_ops *ops = &sdev->rx_hook_ops;
+	int err = -EOPNOTSUPP;
 
 	if (!READ_ONCE(fast_rx))
 		return;
+	ops->hook = sroce_rx_hook;
+	ops->priv = sdev;
+	ops->dev = sdev->ndev;
+	ops->pf = NFPROTO_NETDEV;
+	ops->hooknum = NF_NETDEV_INGRESS;
+	ops->priority = SROCE_RX_HOOK_PRIORITY;
 	rtnl_lock();
-	err = netdev_rx_handler_register(sdev->ndev, sroce_rx_hook, sdev);
+#if IS_ENABLED(CONFIG_NETFILTER_INGRESS)
+	err = nf_register_net_hook(dev_net(sdev->ndev), ops);
+#endif
 	sdev->rx_hooked = !err;
 	rtnl_unlock();
 	if (err)
-		pr_info("%s: fast_rx: %s already has a receive handler (bridge, bond, macvlan...): using the socket path\n",
-			SROCE_DRV_NAME, netdev_name(sdev->ndev));
+		pr_info("%s: fast_rx: no ingress hook on %s (%d): using the socket path\n",
+			SROCE_DRV_NAME, netdev_name(sdev->ndev), err);
 }
 
 void sroce_rx_hook_detach_locked(struct sroce_dev *sdev)
@@ -321,7 +328,10 @@ void sroce_rx_hook_detach_locked(struct sroce_dev *sdev)
 	ASSERT_RTNL();
 	if (!sdev->rx_hooked)
 		return;
-	netdev_rx_handler_unregister(sdev->ndev);
+#if IS_ENABLED(CONFIG_NETFILTER_INGRESS)
+	nf_unregister_net_hook(dev_net(sdev->ndev), &sdev->rx_hook_ops);
+#endif
+	synchronize_net();	/* no CPU still in sroce_rx_hook() */
 	sdev->rx_hooked = false;
 }
 

@@ -8,7 +8,6 @@
 
 #include <linux/types.h>
 
-struct net_device;
 struct sroce_dev;
 
 /* Before ib_register_device(); takes RTNL.  No hook if fast_rx is off. */
@@ -17,7 +16,5 @@ void sroce_rx_hook_attach(struct sroce_dev *sdev);
 void sroce_rx_hook_detach_locked(struct sroce_dev *sdev);
 /* From dealloc_driver, before the device's tables go; takes RTNL. */
 void sroce_rx_hook_detach(struct sroce_dev *sdev);
-/* Is @ndev's rx_handler this hook (or none at all)?  Under RCU. */
-bool sroce_rx_hook_or_none(const struct net_device *ndev);
 
 #endif /* SROCE_RX_HOOK_H */

@@ -28,6 +28,7 @@
 #include <linux/atomic.h>
 #include <linux/idr.h>
 #include <linux/netdevice.h>
+#include <linux/netfilter.h>
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
@@ -203,7 +204,8 @@ struct sroce_dev {
 	struct ib_device ibdev;		/* first: ib_alloc_device() */
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
-	bool rx_hooked;			/* rx_handler on ndev: rx_hook.c */
+	bool rx_hooked;			/* rx_hook_ops on ndev: rx_hook.c */
+	struct nf_hook_ops rx_hook_ops;
 	struct sroce_net *snet;
 	struct ib_device_attr attr;	/* constant after newlink */
 

@@ -53,7 +53,6 @@
 #include "pkt.h"
 #include "net.h"
 #include "qp.h"
-#include "rx_hook.h"
 #include "sroce.h"
 #include "transmit.h"
 
@@ -497,7 +496,7 @@ static bool sroce_tx_icrc_unread(const struct sk_buff *skb,
 		return false;
 	peer = dev->netdev_ops->ndo_get_peer_dev(dev);
 	if (!peer || netdev_master_upper_dev_get_rcu(peer) ||
-	    dev_xdp_prog_count(peer) || !sroce_rx_hook_or_none(peer))
+	    dev_xdp_prog_count(peer) || rcu_access_pointer(peer->rx_handler))
 		return false;
 	net = dev_net(peer);
 	if (!sroce_net_receives(net))

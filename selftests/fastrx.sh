@@ -19,10 +19,12 @@
 #   4. an inbound IPsec policy that blocks UDP 4791 stops RC traffic the
 #      same way; with the rule and the policy gone the hook takes every
 #      packet again.
-#   5. while hooked, the netdev's rx_handler is taken (a macvlan on it fails
-#      with EBUSY); after `rdma link delete` it is free again.
-#   6. a netdev that already has an rx_handler (a macvlan on it): the device
-#      uses the socket path (rx_hooked stays 0), data as before.
+#   5. the hook leaves the netdev's rx_handler free: a macvlan on the
+#      hooked netdev is created and answers a ping through it, and the
+#      device still takes every packet through the hook.
+#   6. a netdev that already has an rx_handler (a macvlan on it): a device
+#      created on it gets the hook too (every packet hooked), data as
+#      before.
 #   7. the netdev goes away while hooked: the device goes with it.
 
 . "$(dirname "$0")/lib.sh"
@@ -106,6 +108,19 @@ pp_counted() {
 	pingpong "$@" || PP_RC=$?
 	for c in $COUNTERS; do D[$DEV_A:$c]=$(( $(ctr $DEV_A $c) - ${before[$c]} )); done
 	diag "$label: $1 exit $PP_RC; $DEV_A rx ${D[$DEV_A:rx_packets]} hooked ${D[$DEV_A:rx_hooked]} deferred ${D[$DEV_A:rx_hook_deferred]}"
+}
+
+# hooked_run LABEL: rc_verbs' data tests; every packet of both devices
+# taken by the hook
+MV_IP=192.168.77.200
+hooked_run() {
+	local d
+	data_run "fast_rx=1, $1"
+	for d in $DEV_A $DEV_B; do
+		check "$1: $d received packets" test "${D[$d:rx_packets]}" -gt 100
+		check_eq "$1: $d: every packet taken by the hook" \
+			"${D[$d:rx_hooked]}" "${D[$d:rx_packets]}"
+	done
 }
 
 # blocked WHAT: with WHAT in NS_A in the way of RoCE packets to DEV_A, an
@@ -195,22 +210,22 @@ if topo_pair 2>/tmp/topo.err; then
 	check "$DEV_A received packets" test "${D[$DEV_A:rx_packets]}" -gt 0
 	check_eq "$DEV_A: every packet taken by the hook again" "${D[$DEV_A:rx_hooked]}" "${D[$DEV_A:rx_packets]}"
 
-	# 5. the rx_handler is taken while hooked, free after link delete
-	check_fails "macvlan on hooked $VETH_B is refused" "busy" \
-		in_ns $NS_B ip link add fastrx_mv link $VETH_B type macvlan
+	# 5. the rx_handler stays free while hooked: a macvlan on the netdev
+	check "macvlan on hooked $VETH_B" \
+		in_ns $NS_B ip link add fastrx_mv link $VETH_B type macvlan mode private
+	in_ns $NS_B ip addr add $MV_IP/24 dev fastrx_mv
+	in_ns $NS_B ip link set fastrx_mv up
+	check "ping $NS_A -> the macvlan on $VETH_B ($MV_IP)" \
+		wait_until 10 in_ns $NS_A ping -c 1 -W 1 $MV_IP
+	hooked_run "a macvlan on $VETH_B"
+
+	# 6. created on a netdev whose rx_handler the macvlan holds
 	in_ns $NS_B rdma link delete $DEV_B
 	wait_until 10 ibdev_gone $DEV_B
-	check "macvlan on $VETH_B after rdma link delete" \
-		in_ns $NS_B ip link add fastrx_mv link $VETH_B type macvlan
-
-	# 6. with the rx_handler taken, the device falls back to the socket path
 	check "re-add $DEV_B on $VETH_B (macvlan holds the rx_handler)" \
 		in_ns $NS_B rdma link add $DEV_B type sroce netdev $VETH_B
 	wait_until 10 [ "$(port_state $DEV_B)" = ACTIVE ]
-	data_run "fast_rx=1, $DEV_B not hooked"
-	check_eq "$DEV_B: no packet taken by the hook" "${D[$DEV_B:rx_hooked]}" 0
-	check "$DEV_B's packets came through the UDP socket" test "${D[b:udp]}" -ge "${D[$DEV_B:rx_packets]}"
-	check_eq "$DEV_A: still every packet hooked" "${D[$DEV_A:rx_hooked]}" "${D[$DEV_A:rx_packets]}"
+	hooked_run "$DEV_B created under the macvlan's rx_handler"
 	in_ns $NS_B ip link del fastrx_mv
 
 	# 7. the netdev goes away under a hooked device
