@@ -7,12 +7,12 @@
  * UDP socket lookup and the tunnel socket's encap_rcv (net.c).  While the
  * module parameter fast_rx is set (the default) when a device is created,
  * its netdev gets a netfilter ingress hook instead, as a RoCE NIC takes
- * RoCE packets off the wire: a unicast IPv4 or IPv6 datagram to UDP port 4791 and one of the
- * netdev's own addresses, without IP options, IPv6 extension headers or
- * fragmentation and with no UDP checksum (RoCEv2 senders send none, over
- * IPv6 too; one left to fill in, CHECKSUM_PARTIAL, is not one yet:
- * recv.c), goes straight to sroce_rcv(); anything else, VLAN-tagged
- * traffic included, goes on to the IP stack as before.  The IP header is
+ * RoCE packets off the wire: a unicast IPv4 or IPv6 datagram to UDP port
+ * 4791 and one of the netdev's own addresses, without IP options, IPv6
+ * extension headers or fragmentation and with no UDP checksum (RoCEv2
+ * senders send none, over IPv6 too; one left to fill in, CHECKSUM_PARTIAL,
+ * is not one yet: recv.c), goes straight to sroce_rcv(); anything else,
+ * VLAN-tagged traffic included, goes on to the IP stack.  The IP header is
  * checked here as ip_rcv() or ipv6_rcv() would (version, lengths, the
  * IPv4 checksum, no multicast, broadcast, zero or loopback source; the
  * reverse path filter is not applied, as a RoCE NIC applies none);
@@ -174,10 +174,10 @@ static unsigned int sroce_rx_hook_wants(struct sk_buff *skb)
 	/*
 	 * A tag the core has not matched to a VLAN netdev yet (it does so,
 	 * and marks the packet as not for this host if there is none, only
-	 * after the ingress hooks ran) is the
-	 * IP stack's, and so is any aggregate of several datagrams but a
-	 * fraglist one (a transmit batch, pkt.h), which sroce_rx_hook_split()
-	 * splits as the UDP socket would.
+	 * after the ingress hooks ran) is the IP stack's, and so is any
+	 * aggregate of several datagrams but a fraglist one (a transmit
+	 * batch, pkt.h), which sroce_rx_hook_split() splits as the UDP socket
+	 * would.
 	 */
 	if (skb_vlan_tag_present(skb) ||
 	    (skb_is_gso(skb) && skb_shinfo(skb)->gso_type !=
