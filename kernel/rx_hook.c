@@ -169,10 +169,10 @@ static unsigned int sroce_rx_hook_wants(struct sk_buff *skb)
 	/*
 	 * A tag the core has not matched to a VLAN netdev yet (it does so,
 	 * and marks the packet as not for this host if there is none, only
-	 * after the ingress hooks ran) is the
-	 * IP stack's, and so is any aggregate of several datagrams but a
-	 * fraglist one (a transmit batch, pkt.h), which sroce_rx_hook_split()
-	 * splits as the UDP socket would.
+	 * after the ingress hooks ran) is the IP stack's, and so is any
+	 * aggregate of several datagrams but a fraglist one (a transmit
+	 * batch, pkt.h), which sroce_rx_hook_split() splits as the UDP socket
+	 * would.
 	 */
 	if (skb_vlan_tag_present(skb) ||
 	    (skb_is_gso(skb) && skb_shinfo(skb)->gso_type !=
