@@ -2,20 +2,21 @@
 /*
  * rx_hook.c - RoCEv2 packets taken off the netdev before the IP stack.
  *
- * By default a packet reaches sroce the way it reaches rdma_rxe: through
- * ip_rcv(), the receive route lookup, netfilter's INPUT hooks, the UDP
- * socket lookup and the tunnel socket's encap_rcv (net.c).  With the module
- * parameter fast_rx set when a device is created, its netdev gets a
- * netfilter ingress hook instead, as a RoCE NIC takes RoCE packets off the
- * wire: a unicast IPv4 or IPv6 datagram to UDP port 4791 and one of the
- * netdev's own addresses, without IP options, IPv6 extension headers or
- * fragmentation and with no UDP checksum (RoCEv2 senders send none, over
- * IPv6 too; one left to fill in, CHECKSUM_PARTIAL, is not one yet:
- * recv.c), goes straight to sroce_rcv(); anything else, VLAN-tagged
- * traffic included, goes on to the IP stack as before.  The IP header is
+ * Without this hook a packet reaches sroce the way it reaches rdma_rxe:
+ * through ip_rcv(), the receive route lookup, netfilter's INPUT hooks, the
+ * UDP socket lookup and the tunnel socket's encap_rcv (net.c).  While the
+ * module parameter fast_rx is set (the default) when a device is created,
+ * its netdev gets a netfilter ingress hook instead, as a RoCE NIC takes
+ * RoCE packets off the wire: a unicast IPv4 or IPv6 datagram to UDP port
+ * 4791 and one of the netdev's own addresses, without IP options, IPv6
+ * extension headers or fragmentation and with no UDP checksum (RoCEv2
+ * senders send none, over IPv6 too; one left to fill in, CHECKSUM_PARTIAL,
+ * is not one yet: recv.c), goes straight to sroce_rcv(); anything else,
+ * VLAN-tagged traffic included, goes on to the IP stack.  The IP header is
  * checked here as ip_rcv() or ipv6_rcv() would (version, lengths, the
- * IPv4 checksum, no multicast or loopback IPv6 source); sroce_rcv()
- * checks the rest.
+ * IPv4 checksum, no multicast, broadcast, zero or loopback source; the
+ * reverse path filter is not applied, as a RoCE NIC applies none);
+ * sroce_rcv() checks the rest.
  *
  * The hook takes only what nothing in the IP stack would look at: while
  * the netdev's namespace has a netfilter hook (an iptables or nftables
@@ -56,10 +57,10 @@
 #include "net.h"
 #include "rx_hook.h"
 
-static bool fast_rx;
+static bool fast_rx = true;
 module_param(fast_rx, bool, 0644);
 MODULE_PARM_DESC(fast_rx,
-		 "take RoCEv2 packets off the netdev before the IP stack, for devices created while set (default off; see Documentation/admin-guide.rst)");
+		 "take RoCEv2 packets off the netdev before the IP stack, for devices created while set (default on; see Documentation/admin-guide.rst)");
 
 /* After every other ingress hook (nftables' netdev chains). */
 #define SROCE_RX_HOOK_PRIORITY	INT_MAX
@@ -124,6 +125,10 @@ static unsigned int sroce_rx_hook_wants4(struct sk_buff *skb)
 		return 0;
 	if (ip_fast_csum(iph, iph->ihl) ||
 	    !sroce_rx_hook_for_us4(skb->dev, iph->daddr))
+		return 0;
+	/* Martian sources, which the receive route lookup drops. */
+	if (ipv4_is_multicast(iph->saddr) || ipv4_is_lbcast(iph->saddr) ||
+	    ipv4_is_zeronet(iph->saddr) || ipv4_is_loopback(iph->saddr))
 		return 0;
 	return sizeof(*iph);
 }

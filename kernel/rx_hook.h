@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * rx_hook.h - the optional receive hook: RoCEv2 packets taken off the
- * netdev before the IP stack (module parameter fast_rx).
+ * rx_hook.h - the receive hook: RoCEv2 packets taken off the netdev
+ * before the IP stack (module parameter fast_rx, on by default).
  */
 #ifndef SROCE_RX_HOOK_H
 #define SROCE_RX_HOOK_H

@@ -1,11 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# fastrx.sh: the receive hook (module parameter fast_rx, kernel/rx_hook.c),
-# which takes RoCEv2 packets off the netdev before the IP stack.
-#   1. malformed.sh again with the hook on: every forged packet moves the
-#      same counters and leaves the QPs in the same states as through the
-#      socket path (its own KTAP is passed through as diagnostics).
+# fastrx.sh: the receive hook (module parameter fast_rx, on by default,
+# kernel/rx_hook.c), which takes RoCEv2 packets off the netdev before the
+# IP stack.
+#   0. fast_rx is on after a plain load.
+#   1. malformed.sh again with the hook off (its default run has it on):
+#      every forged packet moves the same counters and leaves the QPs in
+#      the same states through the socket path (its own KTAP is passed
+#      through as diagnostics).
 #   2. topology (a) with the hook: rc_verbs' data tests across the pair
 #      (data checked byte for byte), over IPv4 and over IPv6 GIDs; every
 #      packet each device received was taken by the hook (rx_hooked ==
@@ -44,14 +47,24 @@ modprobe macvlan 2>/dev/null
 trap 'ip link del fastrx_mv 2>/dev/null; topo_cleanup; sroce_unload' EXIT
 dmesg_mark
 
-# 1. malformed.sh through the hook (it loads and unloads the module itself)
+# 0. on by default (SROCE_FAST_RX, if set, would hide the default)
+sroce_unload
+if SROCE_FAST_RX='' sroce_load; then
+	check_eq "fast_rx is on after a plain load" "$(cat $PARAM)" Y
+	sroce_unload
+else
+	not_ok "load the module"
+fi
+
+# 1. malformed.sh through the socket path (it loads and unloads the module
+# itself)
 t0=$EPOCHREALTIME
-out=$(SROCE_FAST_RX=1 timeout "$(scaled 200)" bash "$ST_DIR/malformed.sh" 2>&1)
+out=$(SROCE_FAST_RX=0 timeout "$(scaled 200)" bash "$ST_DIR/malformed.sh" 2>&1)
 rc=$?
 diag "$out"
 # -n: malformed.sh skips only where this test skips too (not sroce, no
 # provider, pktgen not buildable here): a skip now is a failure
-sub_verdict -n "malformed.sh with fast_rx=1" $rc "$out" "$t0"
+sub_verdict -n "malformed.sh with fast_rx=0" $rc "$out" "$t0"
 
 sroce_load || { not_ok "load the module"; finish; }
 [[ -w $PARAM ]] || { not_ok "$PARAM exists"; finish; }
@@ -235,7 +248,7 @@ else
 	not_ok "topology (a) with fast_rx=1"
 	diag "$(< /tmp/topo.err)"
 fi
-echo 0 > $PARAM
+echo 1 > $PARAM		# the default again
 topo_cleanup
 
 check_dmesg_clean "kernel log clean"

@@ -446,8 +446,8 @@ tracing_prepare() {
 	return 0
 }
 
-# SROCE_FAST_RX=0|1: set sroce's fast_rx parameter (kernel/rx_hook.c) for
-# the devices the test creates; SROCE_SQ_POLL_US=N: its sq_poll_us parameter
+# SROCE_FAST_RX=0|1: set sroce's fast_rx parameter (kernel/rx_hook.c, on
+# by default) for the devices the test creates; SROCE_SQ_POLL_US=N: its sq_poll_us parameter
 # (kernel/sq_poll.c), the SQ poller of user QPs.  The provider also reads
 # SROCE_SQ_POLL_US in every verbs process the test starts and asks for the
 # poller itself (bounded by sq_poll_max_us); a test that sets the parameter
@@ -456,6 +456,12 @@ _sroce_params() {
 	[[ -z ${SROCE_FAST_RX:-} ]] || echo "$SROCE_FAST_RX" > /sys/module/sroce/parameters/fast_rx
 	[[ -z ${SROCE_SQ_POLL_US:-} ]] || echo "$SROCE_SQ_POLL_US" > /sys/module/sroce/parameters/sq_poll_us
 	[[ -z ${SROCE_TX_BATCH:-} ]] || echo "$SROCE_TX_BATCH" > /sys/module/sroce/parameters/tx_batch
+}
+
+# fast_rx_on: sroce's devices created now take their packets through the
+# receive hook (module parameter fast_rx)
+fast_rx_on() {
+	[[ $SROCE_DRIVER == sroce && $(cat /sys/module/sroce/parameters/fast_rx 2>/dev/null) == Y ]]
 }
 
 # sroce_load [PARAM=VALUE...]: load the module under test (and, for rxe,

@@ -16,8 +16,9 @@
 #   PKTGEN_COUNT   random packets (default 3000, 500 on the debug kernel;
 #                  SELFTEST_LONG=1: 50000)
 #   PKTGEN_SEED    seed of the random packets (default: time; printed)
-#   SROCE_FAST_RX  1: the devices take packets off the netdev before the IP
-#                  stack (kernel/rx_hook.c; fastrx.sh sets it)
+#   SROCE_FAST_RX  0: the devices take no packet off the netdev before the
+#                  IP stack (kernel/rx_hook.c, on by default; fastrx.sh
+#                  runs this test again with it off)
 
 . "$(dirname "$0")/lib.sh"
 
@@ -83,7 +84,7 @@ s.sendto(bth + bytes(16) + bytes(4), (sys.argv[1], 4791))
 	h=$(port_attr $DEV_A hw_counters/rx_bad_header) i=$(port_attr $DEV_A hw_counters/rx_bad_icrc)
 	check_eq "IPv6 extension header: counted in rx_bad_header" 1 $((h - h0))
 	check_eq "IPv6 extension header: not counted in rx_bad_icrc" 0 $((i - i0))
-	if [[ ${SROCE_FAST_RX:-0} == 1 ]]; then
+	if fast_rx_on; then
 		check_eq "IPv6 extension header: left to the IP stack by the receive hook" \
 			"$k0" "$(port_attr $DEV_A hw_counters/rx_hooked)"
 		UNHOOKED=1
@@ -93,9 +94,9 @@ ipv6_ext_header
 
 # The device still works for an unmodified program after the storm.
 check "ibv_rc_pingpong after the storm" pingpong_said ibv_rc_pingpong $NS_B $DEV_B $IP4_B $NS_A $DEV_A $IP4_A -n 50 -s 4096 -c
-# fastrx.sh runs this test again with the receive hook on: make sure the
-# forged packets took that path
-if [[ ${SROCE_FAST_RX:-0} == 1 ]]; then
+# With the receive hook (the default): make sure the forged packets took
+# that path
+if fast_rx_on; then
 	hooked=$(port_attr $DEV_A hw_counters/rx_hooked) rx=$(port_attr $DEV_A hw_counters/rx_packets)
 	check_eq "$DEV_A received every other packet through the receive hook (rx_hooked $hooked)" \
 		"$((rx - UNHOOKED))" "$hooked"

@@ -263,8 +263,8 @@ def main():
     rs = rows(data)
     runs = meta.get('runs', '?')
     built = f' (module built {meta["module"]})' if 'module' in meta else ''
-    if meta.get('fast_rx') == '1':
-        built += ', sroce with fast_rx=1 (receive hook)'
+    if meta.get('fast_rx') == '0':
+        built += ', sroce with fast_rx=0 (no receive hook: the IP stack)'
     if meta.get('sq_poll_us', '0') != '0':
         built += ', sroce with sq_poll_us=%s (SQ poller)' % meta['sq_poll_us']
     if meta.get('uverbs_doorbell') == '1':
