@@ -369,8 +369,27 @@ void sroce_qp_sq_drained(struct sroce_qp *qp)
  * to the QP (it is in qp_xa), so the roles reset their state under their
  * own locks instead of being rebuilt.
  */
+/*
+ * Make @av the QP's path; the QP takes over its namespace reference.  A
+ * packet on its way with a copy of the old AV holds RCU, which the old
+ * namespace outlives (sroce_av_release()).  BH off: a receive on this CPU
+ * reads the AV, and would spin on a write it interrupted.
+ */
+static void sroce_qp_set_av(struct sroce_qp *qp, const struct sroce_av *av)
+{
+	struct sroce_av old;
+
+	write_seqlock_bh(&qp->av_lock);
+	old = qp->av;
+	qp->av = *av;
+	write_sequnlock_bh(&qp->av_lock);
+	sroce_av_release(&old);
+	dst_cache_reset(&qp->dst_cache);
+}
+
 static void sroce_qp_reset(struct sroce_qp *qp)
 {
+	static const struct sroce_av no_path;
 	unsigned long flags;
 
 	sroce_qp_change_state(qp, SROCE_QPS_ANY, IB_QPS_RESET);
@@ -415,9 +434,7 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	spin_unlock_bh(&qp->rq_lock);
 
 	memset(&qp->attr, 0, sizeof(qp->attr));
-	sroce_av_release(&qp->av);
-	memset(&qp->av, 0, sizeof(qp->av));
-	dst_cache_reset(&qp->dst_cache);
+	sroce_qp_set_av(qp, &no_path);
 }
 
 static int sroce_qp_check_attr(struct sroce_qp *qp,
@@ -578,11 +595,8 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	sroce_qp_store_attr(qp, attr, mask);
 	if (mask & IB_QP_AV) {
-		/* A pass using the old AV holds RCU: see sroce_av_release(). */
-		sroce_av_release(&qp->av);
-		qp->av = av;
+		sroce_qp_set_av(qp, &av);
 		av.net = NULL;
-		dst_cache_reset(&qp->dst_cache);
 	}
 
 	if (next == IB_QPS_ERR) {
@@ -869,6 +883,7 @@ int sroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	refcount_set(&qp->ref, 1);
 	init_completion(&qp->released);
 	mutex_init(&qp->modify_mutex);
+	seqlock_init(&qp->av_lock);
 	spin_lock_init(&qp->state_lock);
 	spin_lock_init(&qp->sq_post_lock);
 	spin_lock_init(&qp->rq_post_lock);

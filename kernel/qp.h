@@ -26,6 +26,9 @@
  *                 consistent set); any context, irqsave; nothing is
  *                 taken inside it, and the requester takes it inside
  *                 req.lock (sroce_qp_sq_error())
+ *   av_lock       qp->av: modify_qp and reset write it (BH off), the
+ *                 datapath reads a copy (sroce_qp_av_read()); nothing is
+ *                 taken inside it
  *   req.lock      requester + completer (requester.h)
  *   rq_lock       RQ consumer: responder and flush (BH)
  *   sq_post_lock / rq_post_lock   kernel post_send / post_recv producers
@@ -39,6 +42,7 @@
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
+#include <linux/seqlock.h>
 #include <linux/spinlock.h>
 #include <linux/workqueue.h>
 #include <net/dst_cache.h>
@@ -90,7 +94,13 @@ struct sroce_qp {
 	spinlock_t state_lock;		/* see "Locks" above */
 	enum ib_qp_state state;		/* written under state_lock */
 	struct ib_qp_attr attr;		/* as set by modify_qp; no sgid_attr */
-	struct sroce_av av;		/* transmit.h; set with IB_QP_AV */
+	/*
+	 * The path, set with IB_QP_AV (transmit.h).  SQD -> SQD may change
+	 * it while the responder answers on it and the receive path checks
+	 * packets against it: read through sroce_qp_av_read().
+	 */
+	seqlock_t av_lock;
+	struct sroce_av av;
 	struct dst_cache dst_cache;	/* the route of av, transmit.c */
 	struct ib_qp_cap cap;		/* what the QP really supports */
 	bool sq_sig_all;
@@ -157,6 +167,32 @@ void sroce_qp_put(struct sroce_qp *qp);
  * has no path, so the port's MTU; connected QPs their path MTU.
  */
 int sroce_qp_packet_mtu(const struct sroce_qp *qp);
+
+/*
+ * A consistent copy of qp->av.  Its namespace pointer may be used only in
+ * the RCU read-side section the copy was made in (transmit.h).
+ */
+static inline void sroce_qp_av_read(struct sroce_qp *qp, struct sroce_av *av)
+{
+	unsigned int seq;
+
+	do {
+		seq = read_seqbegin(&qp->av_lock);
+		*av = qp->av;
+	} while (read_seqretry(&qp->av_lock, seq));
+}
+
+static inline u8 sroce_qp_av_family(struct sroce_qp *qp)
+{
+	unsigned int seq;
+	u8 family;
+
+	do {
+		seq = read_seqbegin(&qp->av_lock);
+		family = qp->av.family;
+	} while (read_seqretry(&qp->av_lock, seq));
+	return family;
+}
 
 /* RC, and the two halves of it that XRC QPs are: acknowledged, in order. */
 /*

@@ -239,6 +239,19 @@ static bool sroce_rx_state_ok(enum ib_qp_state state, bool request)
 	}
 }
 
+/* Does @skb come from the QP's peer (checked under qp.h's av_lock)? */
+static bool sroce_rx_from_peer(struct sroce_qp *qp, const struct sk_buff *skb)
+{
+	unsigned int seq;
+	bool match;
+
+	do {
+		seq = read_seqbegin(&qp->av_lock);
+		match = sroce_av_match(&qp->av, skb);
+	} while (read_seqretry(&qp->av_lock, seq));
+	return match;
+}
+
 /*
  * P_Key matching (IBA 10.9.3): the low 15 bits name the partition and
  * two limited members may not talk.  Our table holds the full-member
@@ -266,7 +279,7 @@ static enum sroce_rx_drop sroce_rx_check_qp(struct sroce_qp *qp,
 	if (!sroce_rx_state_ok(sroce_qp_state(qp), request))
 		return SROCE_RX_BAD_STATE;
 	if ((sroce_qp_is_reliable(qp) || qp->ibqp.qp_type == IB_QPT_UC) &&
-	    !sroce_av_match(&qp->av, skb))
+	    !sroce_rx_from_peer(qp, skb))
 		return SROCE_RX_BAD_ADDR;
 	if (!sroce_rx_pkey_ok(sroce_pkt_bth(skb)))
 		return SROCE_RX_BAD_PKEY;

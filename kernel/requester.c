@@ -1080,8 +1080,9 @@ static u32 sroce_req_wire_bytes(struct sroce_qp *qp,
 	opcode = sroce_req_opcode(qp, swqe, pos.first, pos.last);
 	return ALIGN(pos.paylen, 4) + sroce_hdr_len(opcode) + SROCE_ICRC_LEN +
 	       SROCE_UDP_HDR_LEN +
-	       (qp->av.family == AF_INET6 ? sizeof(struct ipv6hdr) :
-					    sizeof(struct iphdr)) + ETH_HLEN;
+	       (sroce_qp_av_family(qp) == AF_INET6 ? sizeof(struct ipv6hdr) :
+						     sizeof(struct iphdr)) +
+	       ETH_HLEN;
 }
 
 /* ---- fetching WQEs and the limits on starting them ---------------------- */

@@ -968,17 +968,24 @@ int sroce_pkt_send_av(struct sroce_qp *qp, const struct sroce_av *av,
 	return sroce_pkt_send_path(qp, av, NULL, dest_qpn, skb, NULL);
 }
 
-int sroce_pkt_send(struct sroce_qp *qp, struct sk_buff *skb)
-{
-	return sroce_pkt_send_path(qp, &qp->av, &qp->dst_cache,
-				   qp->attr.dest_qp_num, skb, NULL);
-}
-
+/* A connected QP's packet, on a copy of its path (qp.h, av_lock). */
 int sroce_pkt_send_batch(struct sroce_qp *qp, struct sroce_tx_batch *batch,
 			 struct sk_buff *skb)
 {
-	return sroce_pkt_send_path(qp, &qp->av, &qp->dst_cache,
-				   qp->attr.dest_qp_num, skb, batch);
+	struct sroce_av av;
+	int err;
+
+	rcu_read_lock();
+	sroce_qp_av_read(qp, &av);
+	err = sroce_pkt_send_path(qp, &av, &qp->dst_cache,
+				  qp->attr.dest_qp_num, skb, batch);
+	rcu_read_unlock();
+	return err;
+}
+
+int sroce_pkt_send(struct sroce_qp *qp, struct sk_buff *skb)
+{
+	return sroce_pkt_send_batch(qp, NULL, skb);
 }
 
 /* ---- received payload ------------------------------------------------------- */

@@ -1074,6 +1074,25 @@ TEST_F(rc, state_transitions_all)
 	EXPECT_EQ(3, q.retry_cnt);
 	EXPECT_EQ(2, q.max_rd_atomic);
 	EXPECT_EQ(2, q.min_rnr_timer);
+	/*
+	 * SQD -> SQD may also change the path (IBA 10.3.1.4): the same peer,
+	 * another traffic class (the core sets a RoCE path's hop limit from
+	 * the route, ib_resolve_eth_dmac()).  The receive below checks B's
+	 * packets against the new path, the WRITE after SQD -> RTS goes out
+	 * on it.
+	 */
+	memset(&x, 0, sizeof(x));
+	x.ah_attr.is_global = 1;
+	x.ah_attr.grh.dgid = b->gid;
+	x.ah_attr.grh.sgid_index = a->gidx;
+	x.ah_attr.grh.hop_limit = 64;
+	x.ah_attr.grh.traffic_class = 0x28;
+	x.ah_attr.port_num = 1;
+	EXPECT_EQ(0, to_state(a, IBV_QPS_SQD, IBV_QP_AV, &x)) TH_LOG("SQD -> SQD, new path");
+	ASSERT_EQ(0, ibv_query_qp(a->qp, &q, IBV_QP_STATE | IBV_QP_AV, &ia));
+	EXPECT_EQ(IBV_QPS_SQD, q.qp_state);
+	EXPECT_EQ(0x28, q.ah_attr.grh.traffic_class);
+	EXPECT_EQ(0, memcmp(&q.ah_attr.grh.dgid, &b->gid, sizeof(b->gid)));
 	/* SQD receives: B can SEND to A while A's send queue is stopped. */
 	ASSERT_EQ(0, post_recv(a, 40, DST_OFF, 64));
 	pattern(b->buf, 64, 40);
