@@ -374,8 +374,14 @@ void sroce_qp_sq_drained(struct sroce_qp *qp)
  * packet on its way with a copy of the old AV holds RCU, which the old
  * namespace outlives (sroce_av_release()).  BH off: a receive on this CPU
  * reads the AV, and would spin on a write it interrupted.
+ *
+ * @live: packets may be on their way (SQD -> SQD).  They cache their
+ * route within the RCU section of their copy, so after a grace period
+ * none can put the old path's route in the cache behind the reset, and
+ * once modify_qp returns every packet goes on the new path.
  */
-static void sroce_qp_set_av(struct sroce_qp *qp, const struct sroce_av *av)
+static void sroce_qp_set_av(struct sroce_qp *qp, const struct sroce_av *av,
+			    bool live)
 {
 	struct sroce_av old;
 
@@ -383,6 +389,8 @@ static void sroce_qp_set_av(struct sroce_qp *qp, const struct sroce_av *av)
 	old = qp->av;
 	qp->av = *av;
 	write_sequnlock_bh(&qp->av_lock);
+	if (live)
+		synchronize_rcu();
 	sroce_av_release(&old);
 	dst_cache_reset(&qp->dst_cache);
 }
@@ -434,7 +442,7 @@ static void sroce_qp_reset(struct sroce_qp *qp)
 	spin_unlock_bh(&qp->rq_lock);
 
 	memset(&qp->attr, 0, sizeof(qp->attr));
-	sroce_qp_set_av(qp, &no_path);
+	sroce_qp_set_av(qp, &no_path, false);
 }
 
 static int sroce_qp_check_attr(struct sroce_qp *qp,
@@ -595,7 +603,7 @@ int sroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	sroce_qp_store_attr(qp, attr, mask);
 	if (mask & IB_QP_AV) {
-		sroce_qp_set_av(qp, &av);
+		sroce_qp_set_av(qp, &av, cur == IB_QPS_SQD);
 		av.net = NULL;
 	}
 
