@@ -364,12 +364,6 @@ void sroce_qp_sq_drained(struct sroce_qp *qp)
 }
 
 /*
- * To RESET: forget every posted WQE without completing it (IBA 10.3.1)
- * and all attributes.  The receive path may still be delivering a packet
- * to the QP (it is in qp_xa), so the roles reset their state under their
- * own locks instead of being rebuilt.
- */
-/*
  * Make @av the QP's path; the QP takes over its namespace reference.  A
  * packet on its way with a copy of the old AV holds RCU, which the old
  * namespace outlives (sroce_av_release()).  BH off: a receive on this CPU
@@ -395,6 +389,12 @@ static void sroce_qp_set_av(struct sroce_qp *qp, const struct sroce_av *av,
 	dst_cache_reset(&qp->dst_cache);
 }
 
+/*
+ * To RESET: forget every posted WQE without completing it (IBA 10.3.1)
+ * and all attributes.  The receive path may still be delivering a packet
+ * to the QP (it is in qp_xa), so the roles reset their state under their
+ * own locks instead of being rebuilt.
+ */
 static void sroce_qp_reset(struct sroce_qp *qp)
 {
 	static const struct sroce_av no_path;
