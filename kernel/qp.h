@@ -97,7 +97,8 @@ struct sroce_qp {
 	/*
 	 * The path, set with IB_QP_AV (transmit.h).  SQD -> SQD may change
 	 * it while the responder answers on it and the receive path checks
-	 * packets against it: read through sroce_qp_av_read().
+	 * packets against it: read through sroce_qp_av_read() (only the
+	 * requester, idle during such a change, reads it directly).
 	 */
 	seqlock_t av_lock;
 	struct sroce_av av;
@@ -180,18 +181,6 @@ static inline void sroce_qp_av_read(struct sroce_qp *qp, struct sroce_av *av)
 		seq = read_seqbegin(&qp->av_lock);
 		*av = qp->av;
 	} while (read_seqretry(&qp->av_lock, seq));
-}
-
-static inline u8 sroce_qp_av_family(struct sroce_qp *qp)
-{
-	unsigned int seq;
-	u8 family;
-
-	do {
-		seq = read_seqbegin(&qp->av_lock);
-		family = qp->av.family;
-	} while (read_seqretry(&qp->av_lock, seq));
-	return family;
 }
 
 /* RC, and the two halves of it that XRC QPs are: acknowledged, in order. */

@@ -239,17 +239,13 @@ static bool sroce_rx_state_ok(enum ib_qp_state state, bool request)
 	}
 }
 
-/* Does @skb come from the QP's peer (checked under qp.h's av_lock)? */
+/* Does @skb come from the QP's peer, as its path says now? */
 static bool sroce_rx_from_peer(struct sroce_qp *qp, const struct sk_buff *skb)
 {
-	unsigned int seq;
-	bool match;
+	struct sroce_av av;
 
-	do {
-		seq = read_seqbegin(&qp->av_lock);
-		match = sroce_av_match(&qp->av, skb);
-	} while (read_seqretry(&qp->av_lock, seq));
-	return match;
+	sroce_qp_av_read(qp, &av);
+	return sroce_av_match(&av, skb);
 }
 
 /*

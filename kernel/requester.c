@@ -1067,7 +1067,9 @@ static enum sroce_req_step sroce_req_send(struct sroce_qp *qp)
 
 /*
  * Bytes the packet at @psn of @swqe takes on the wire, for pacing:
- * payload and RoCEv2 headers, UDP, IP and Ethernet.
+ * payload and RoCEv2 headers, UDP, IP and Ethernet.  qp->av is read
+ * without its lock: the requester sends nothing while the path can
+ * change (SQD -> SQD waits for the drain, sroce_modify_qp()).
  */
 static u32 sroce_req_wire_bytes(struct sroce_qp *qp,
 				const struct sroce_swqe *swqe, u32 psn)
@@ -1080,9 +1082,8 @@ static u32 sroce_req_wire_bytes(struct sroce_qp *qp,
 	opcode = sroce_req_opcode(qp, swqe, pos.first, pos.last);
 	return ALIGN(pos.paylen, 4) + sroce_hdr_len(opcode) + SROCE_ICRC_LEN +
 	       SROCE_UDP_HDR_LEN +
-	       (sroce_qp_av_family(qp) == AF_INET6 ? sizeof(struct ipv6hdr) :
-						     sizeof(struct iphdr)) +
-	       ETH_HLEN;
+	       (qp->av.family == AF_INET6 ? sizeof(struct ipv6hdr) :
+					    sizeof(struct iphdr)) + ETH_HLEN;
 }
 
 /* ---- fetching WQEs and the limits on starting them ---------------------- */
